@@ -1,0 +1,180 @@
+"""The in-memory name table the retrievers index: one row per (normalised name, concept id).
+
+The same normalised string may belong to several concepts ("ataxia" in MEDIC); it then has one row per
+concept, so a retriever that scores rows can rank concepts by their best row. Gold ids of the corpora are
+resolved to the dictionary's primary ids here (:meth:`NameTable.resolve_id`): NCBI Disease writes
+``D012345`` and ``OMIM:123``, MEDIC TSV writes ``MESH:D012345``, the DNorm release writes bare OMIM numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from linker.data import ConceptRecord
+from linker.text import TextConfig, normalize
+
+__all__ = ["NameTable"]
+
+_FORMAT_VERSION = 1
+
+
+def _id_variants(raw: str) -> list[str]:
+    """Spellings of the same id across our sources, most specific first."""
+    raw = raw.strip()
+    out = [raw]
+    if raw.isdigit():
+        out.append(f"OMIM:{raw}")
+    upper = raw.upper()
+    if upper.startswith("MESH:"):
+        out.append(raw[5:])
+    elif upper.startswith("OMIM:"):
+        out.append(raw[5:])
+    elif raw[:1] in ("C", "D") and raw[1:].isdigit():
+        out.append(f"MESH:{raw}")
+    return out
+
+
+class NameTable:
+    """Rows of (normalised name, concept id, raw name), with id maps."""
+
+    def __init__(self, cfg: TextConfig | None = None) -> None:
+        self.cfg = cfg or TextConfig()
+        self.names: list[str] = []
+        self.concept_ids: list[str] = []
+        self.raw_names: list[str] = []
+        # alt id (and prefix variants of primary ids) -> primary concept id
+        self.alt_id_map: dict[str, str] = {}
+        self.preferred_names: dict[str, str] = {}
+        self._rows: dict[tuple[str, str], int] = {}
+        self._by_concept: dict[str, list[int]] = {}
+
+    # --- construction ----------------------------------------------------------------------------
+
+    @classmethod
+    def from_records(
+        cls, records: Iterable[ConceptRecord], cfg: TextConfig | None = None, include_obsolete: bool = False
+    ) -> NameTable:
+        table = cls(cfg)
+        for rec in records:
+            if rec.obsolete and not include_obsolete:
+                continue
+            table._add_concept(rec.concept_id, rec.preferred_name)
+            for alt in rec.alt_ids:
+                table._map_alt(alt, rec.concept_id)
+            for name in rec.all_names():
+                table._add_row(name, rec.concept_id)
+        return table
+
+    def _add_concept(self, cid: str, preferred: str) -> None:
+        self.preferred_names.setdefault(cid, preferred)
+        self._by_concept.setdefault(cid, [])
+
+    def _map_alt(self, alt: str, cid: str) -> None:
+        for variant in _id_variants(alt):
+            # Primary ids always win over alt ids; among alt ids the first concept that claims one wins.
+            if variant not in self._by_concept:
+                self.alt_id_map.setdefault(variant, cid)
+
+    def _add_row(self, raw: str, cid: str) -> int | None:
+        name = normalize(raw, self.cfg)
+        if not name:
+            return None
+        key = (name, cid)
+        if key in self._rows:
+            return None
+        row = len(self.names)
+        self._rows[key] = row
+        self.names.append(name)
+        self.concept_ids.append(cid)
+        self.raw_names.append(raw)
+        self._by_concept.setdefault(cid, []).append(row)
+        return row
+
+    def add(self, pairs: Iterable[tuple[str, str]]) -> list[int]:
+        """Add (name, concept id) rows; returns the ids of the rows created, in order.
+
+        Names are normalised with the table's config (normalising twice changes nothing, so already
+        normalised training mentions are fine). A concept id is mapped to its primary id when it resolves;
+        an unknown id becomes a new concept. Pairs already present are skipped (no row id returned).
+        """
+        created: list[int] = []
+        for raw, cid in pairs:
+            primary = self.resolve_id(cid) or cid
+            self._add_concept(primary, raw)
+            row = self._add_row(raw, primary)
+            if row is not None:
+                created.append(row)
+        return created
+
+    # --- lookups -----------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @property
+    def concepts(self) -> list[str]:
+        """Primary concept ids in insertion order."""
+        return list(self._by_concept)
+
+    def concept_names(self, cid: str) -> list[int]:
+        """Row ids of a concept's names (empty for an unknown id)."""
+        primary = self.resolve_id(cid)
+        return list(self._by_concept.get(primary, [])) if primary else []
+
+    def row(self, name: str, cid: str) -> int | None:
+        return self._rows.get((normalize(name, self.cfg), cid))
+
+    def resolve_id(self, raw_id: str) -> str | None:
+        """Primary concept id for an id as a corpus writes it, or None.
+
+        Tries the id itself, then alt ids, then "MESH:"/"OMIM:" prefix variants (and bare OMIM numbers).
+        """
+        for variant in _id_variants(raw_id):
+            if variant in self._by_concept:
+                return variant
+            if variant in self.alt_id_map:
+                return self.alt_id_map[variant]
+        return None
+
+    # --- persistence -------------------------------------------------------------------------------
+
+    def save(self, folder: str | Path) -> None:
+        """Write ``name_table.json`` into ``folder`` (created if needed)."""
+        path = Path(folder)
+        path.mkdir(parents=True, exist_ok=True)
+        payload: dict[str, Any] = {
+            "format_version": _FORMAT_VERSION,
+            "text_config": self.cfg.to_dict(),
+            "names": self.names,
+            "concept_ids": self.concept_ids,
+            "raw_names": self.raw_names,
+            "alt_id_map": self.alt_id_map,
+            # Concepts in insertion order, with their preferred names; concepts without rows survive too.
+            "concepts": [[cid, self.preferred_names.get(cid, "")] for cid in self._by_concept],
+        }
+        tmp = path / "name_table.json.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, ensure_ascii=False)
+        tmp.replace(path / "name_table.json")
+
+    @classmethod
+    def load(cls, folder: str | Path) -> NameTable:
+        with open(Path(folder) / "name_table.json", encoding="utf-8") as fh:
+            payload = json.load(fh)
+        if payload.get("format_version") != _FORMAT_VERSION:
+            raise ValueError(f"{folder}: unsupported name table format {payload.get('format_version')!r}")
+        table = cls(TextConfig.from_dict(payload["text_config"]))
+        for cid, preferred in payload["concepts"]:
+            table._add_concept(cid, preferred)
+        for name, cid, raw in zip(payload["names"], payload["concept_ids"], payload["raw_names"], strict=True):
+            row = len(table.names)
+            table._rows[(name, cid)] = row
+            table.names.append(name)
+            table.concept_ids.append(cid)
+            table.raw_names.append(raw)
+            table._by_concept.setdefault(cid, []).append(row)
+        table.alt_id_map = dict(payload["alt_id_map"])
+        return table

@@ -1,0 +1,61 @@
+"""Shared fixtures: user personas, the shared data folder, and helpers for tests on the real database.
+
+Personas (as in healthchecks' tests): alice is an admin, bob a curator, charlie has an account but no role.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
+PASSWORD = "correct-horse-battery-staple"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The public data sets of ../shared/data; tests using them skip with a reason where it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"{SHARED_DATA} is absent (public data sets are only on the team's machines and CI)")
+    return SHARED_DATA
+
+
+def _user(django_user_model, username: str, group: str | None):  # type: ignore[no-untyped-def]
+    from django.contrib.auth.models import Group
+
+    user = django_user_model.objects.create_user(username=username, password=PASSWORD, email=f"{username}@example.org")
+    if group:
+        user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+@pytest.fixture
+def alice(db, django_user_model):  # type: ignore[no-untyped-def]
+    """An admin: imports, trains, promotes."""
+    return _user(django_user_model, "alice", "admin")
+
+
+@pytest.fixture
+def bob(db, django_user_model):  # type: ignore[no-untyped-def]
+    """A curator: reads and decides."""
+    return _user(django_user_model, "bob", "curator")
+
+
+@pytest.fixture
+def charlie(db, django_user_model):  # type: ignore[no-untyped-def]
+    """Logged in, but neither curator nor admin."""
+    return _user(django_user_model, "charlie", None)
+
+
+@pytest.fixture
+def admin_client(client, alice):  # type: ignore[no-untyped-def]
+    client.force_login(alice)
+    return client
+
+
+@pytest.fixture
+def curator_client(client, bob):  # type: ignore[no-untyped-def]
+    client.force_login(bob)
+    return client

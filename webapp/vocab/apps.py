@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class VocabConfig(AppConfig):
+    name = "webapp.vocab"
+    label = "vocab"
+    verbose_name = "Dictionaries and ontologies"
