@@ -45,6 +45,10 @@ class NameTable:
         self.names: list[str] = []
         self.concept_ids: list[str] = []
         self.raw_names: list[str] = []
+        # How often each row was attested by added data (merged training mentions, curator synonyms): the
+        # tie-breaker when several concepts share a name ("dm", "aniridia" in MEDIC).
+        self.row_support: list[int] = []
+        self.concept_support: dict[str, int] = {}
         # alt id (and prefix variants of primary ids) -> primary concept id
         self.alt_id_map: dict[str, str] = {}
         self.preferred_names: dict[str, str] = {}
@@ -90,6 +94,7 @@ class NameTable:
         self.names.append(name)
         self.concept_ids.append(cid)
         self.raw_names.append(raw)
+        self.row_support.append(0)
         self._by_concept.setdefault(cid, []).append(row)
         return row
 
@@ -98,7 +103,8 @@ class NameTable:
 
         Names are normalised with the table's config (normalising twice changes nothing, so already
         normalised training mentions are fine). A concept id is mapped to its primary id when it resolves;
-        an unknown id becomes a new concept. Pairs already present are skipped (no row id returned).
+        an unknown id becomes a new concept. Pairs already present get no new row (and no row id returned),
+        but every pair, new or not, counts once in ``row_support`` and ``concept_support``.
         """
         created: list[int] = []
         for raw, cid in pairs:
@@ -107,6 +113,11 @@ class NameTable:
             row = self._add_row(raw, primary)
             if row is not None:
                 created.append(row)
+            else:
+                row = self._rows.get((normalize(raw, self.cfg), primary))
+            if row is not None:
+                self.row_support[row] += 1
+                self.concept_support[primary] = self.concept_support.get(primary, 0) + 1
         return created
 
     # --- lookups -----------------------------------------------------------------------------------
@@ -123,6 +134,10 @@ class NameTable:
         """Row ids of a concept's names (empty for an unknown id)."""
         primary = self.resolve_id(cid)
         return list(self._by_concept.get(primary, [])) if primary else []
+
+    def tie_key(self, row: int) -> tuple[int, int]:
+        """Higher is better among names with equal scores: (row support, concept support)."""
+        return self.row_support[row], self.concept_support.get(self.concept_ids[row], 0)
 
     def row(self, name: str, cid: str) -> int | None:
         return self._rows.get((normalize(name, self.cfg), cid))
@@ -152,6 +167,8 @@ class NameTable:
             "concept_ids": self.concept_ids,
             "raw_names": self.raw_names,
             "alt_id_map": self.alt_id_map,
+            "row_support": self.row_support,
+            "concept_support": self.concept_support,
             # Concepts in insertion order, with their preferred names; concepts without rows survive too.
             "concepts": [[cid, self.preferred_names.get(cid, "")] for cid in self._by_concept],
         }
@@ -177,4 +194,6 @@ class NameTable:
             table.raw_names.append(raw)
             table._by_concept.setdefault(cid, []).append(row)
         table.alt_id_map = dict(payload["alt_id_map"])
+        table.row_support = [int(x) for x in payload["row_support"]]
+        table.concept_support = {str(k): int(v) for k, v in payload["concept_support"].items()}
         return table

@@ -16,7 +16,7 @@ import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import faiss
 import numpy as np
@@ -154,9 +154,10 @@ class DenseIndex:
         index._rows = np.load(folder / "rows.npy")
         index._position = {int(r): i for i, r in enumerate(index._rows.tolist())}
         if (folder / "index.faiss").exists():
-            index._index = faiss.read_index(str(folder / "index.faiss"))
+            loaded: Any = faiss.read_index(str(folder / "index.faiss"))
             if index.config.kind == "hnsw":
-                index._index.hnsw.efSearch = index.config.hnsw_ef_search
+                loaded.hnsw.efSearch = index.config.hnsw_ef_search
             elif index.config.kind == "ivf":
-                index._index.nprobe = index.config.ivf_nprobe
+                loaded.nprobe = index.config.ivf_nprobe
+            index._index = loaded
         return index

@@ -440,13 +440,16 @@ class Preprocessor:
             return {}
         return find_abbreviations(document_text)
 
+    def mention_parts_unsplit(self, mention: str, abbreviations: dict[str, str] | None = None) -> str:
+        """The mention with its abbreviations expanded, not split and not normalised."""
+        if self.cfg.resolve_abbreviations and abbreviations:
+            return expand_abbreviation(mention, abbreviations)
+        return mention
+
     def mention_parts(self, mention: str, abbreviations: dict[str, str] | None = None) -> list[str]:
         """Expanded and split, but not yet normalised, parts of a mention."""
-        text = mention
-        if self.cfg.resolve_abbreviations and abbreviations:
-            text = expand_abbreviation(text, abbreviations)
-        parts = split_composite(text) if self.cfg.split_composites else [text]
-        return parts
+        text = self.mention_parts_unsplit(mention, abbreviations)
+        return split_composite(text) if self.cfg.split_composites else [text]
 
     def mention_queries(self, mention: str, abbreviations: dict[str, str] | None = None) -> list[str]:
         """One normalised query per part of the mention (expand abbreviations, split, normalise)."""

@@ -50,12 +50,12 @@ def charlie(db, django_user_model):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def admin_client(client, alice):  # type: ignore[no-untyped-def]
+def alice_client(client, alice):  # type: ignore[no-untyped-def]
     client.force_login(alice)
     return client
 
 
 @pytest.fixture
-def curator_client(client, bob):  # type: ignore[no-untyped-def]
+def bob_client(client, bob):  # type: ignore[no-untyped-def]
     client.force_login(bob)
     return client

@@ -1,4 +1,13 @@
-from django.urls import path  # noqa: F401
+from rest_framework.routers import DefaultRouter
+
+from webapp.api import views
 
 app_name = "api"
-urlpatterns: list = []
+
+router = DefaultRouter()
+router.register("dictionaries", views.DictionaryViewSet, basename="dictionary")
+router.register("concepts", views.ConceptViewSet, basename="concept")
+router.register("collections", views.CollectionViewSet, basename="collection")
+router.register("imports", views.ImportJobViewSet, basename="import")
+
+urlpatterns = router.urls

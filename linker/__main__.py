@@ -1,0 +1,277 @@
+"""Command line: ``python -m linker build-index | train | evaluate | link`` (files in, files out).
+
+argparse lives only here; each sub-command calls a typed ``*_main`` function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from linker.data import PubTatorDocument, iter_dictionary, iter_pubtator
+from linker.dictionary import NameTable
+from linker.encoders.transformer import TransformerEncoder
+from linker.evaluate import evaluate_linking
+from linker.index import IndexConfig
+from linker.linker import Linker, LinkerConfig
+from linker.retrieval import Mode, RetrievalConfig
+from linker.text import Preprocessor, TextConfig
+from linker.train import BioSynConfig, SynonymPretrainConfig
+
+__all__ = ["build_index_main", "train_main", "evaluate_main", "link_main", "main"]
+
+
+def _read_docs(paths: Sequence[str | Path]) -> list[PubTatorDocument]:
+    return [doc for p in paths for doc in iter_pubtator(p)]
+
+
+def _types(value: str | None) -> set[str] | None:
+    return {t.strip() for t in value.split(",") if t.strip()} if value else None
+
+
+def _log_to(path: str | Path | None) -> Any:
+    """A progress callback printing one JSON line to stderr and, if given, appending it to ``path``."""
+
+    def callback(progress: dict[str, Any]) -> None:
+        line = json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S"), **progress})
+        print(line, file=sys.stderr, flush=True)
+        if path:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+
+    return callback
+
+
+def build_index_main(
+    dictionary: str | Path,
+    out: str | Path,
+    encoder_path: str | Path | None = None,
+    merge_train: Sequence[str | Path] = (),
+    mention_types: set[str] | None = None,
+    index_kind: str = "flat",
+    sparse_weight: float = 1.0,
+    dense_scale: float = 20.0,
+    sparse_only: bool = False,
+    quantize: bool = False,
+) -> dict[str, Any]:
+    """An artifact folder from a dictionary file (+ training mentions merged) and an encoder folder."""
+    from linker.protocol import training_pairs
+
+    text_cfg = TextConfig()
+    table = NameTable.from_records(iter_dictionary(dictionary), text_cfg)
+    merged = 0
+    if merge_train:
+        merged = len(table.add(training_pairs(_read_docs(merge_train), table, Preprocessor(text_cfg), mention_types)))
+    encoder = None if sparse_only else (
+        TransformerEncoder.load(encoder_path) if encoder_path else TransformerEncoder()
+    )
+    config = LinkerConfig(
+        text=text_cfg,
+        retrieval=RetrievalConfig(sparse_weight=sparse_weight, dense_scale=dense_scale),
+        index=IndexConfig(kind=index_kind),  # type: ignore[arg-type]
+        quantize=quantize,
+    )
+    t0 = time.perf_counter()
+    linker = Linker.build(table, encoder, config, metadata={"dictionary": str(dictionary), "merged_train": merged})
+    elapsed = time.perf_counter() - t0
+    linker.save(out)
+    return {"names": len(table), "merged_train_names": merged, "build_s": elapsed, "names_per_s": len(table) / elapsed}
+
+
+def train_main(
+    dictionary: str | Path,
+    train: Sequence[str | Path],
+    out: str | Path,
+    mention_types: set[str] | None = None,
+    base_model: str | Path | None = None,
+    biosyn: BioSynConfig | None = None,
+    pretrain: SynonymPretrainConfig | None = None,
+    skip_pretrain: bool = False,
+    log_file: str | Path | None = None,
+    max_queries: int = 0,
+) -> dict[str, Any]:
+    """Synonym pre-training, then BioSyn, then an artifact with the training mentions merged in."""
+    import torch
+
+    from linker.biosyn import make_training_queries, train_biosyn
+    from linker.pretrain import pretrain_synonyms
+    from linker.protocol import training_pairs
+    from linker.sparse import SparseEncoder
+
+    biosyn = biosyn or BioSynConfig()
+    pretrain = pretrain or SynonymPretrainConfig()
+    torch.set_num_threads(biosyn.num_threads)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    callback = _log_to(log_file)
+    text_cfg = TextConfig()
+    table = NameTable.from_records(iter_dictionary(dictionary), text_cfg)
+    pairs = training_pairs(_read_docs(train), table, Preprocessor(text_cfg), mention_types)
+    encoder = TransformerEncoder(base_model or None, max_length=biosyn.max_length)
+    report: dict[str, Any] = {"dictionary": str(dictionary), "train": [str(t) for t in train],
+                              "training_pairs": len(pairs)}
+    t0 = time.perf_counter()
+    if not skip_pretrain:
+        report["pretrain"] = pretrain_synonyms(encoder, table, pretrain, on_step=callback, on_epoch_end=callback)
+    report["pretrain_s"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    sparse = SparseEncoder().fit(table.names)
+    queries = make_training_queries(pairs, table, dedupe=biosyn.dedupe_queries)
+    if max_queries:
+        queries = queries[:max_queries]
+    report["training_queries"] = len(queries)
+    model, history = train_biosyn(encoder, table, sparse, queries, biosyn, checkpoint_dir=out / "checkpoints",
+                                  on_step=callback, on_epoch_end=callback)
+    report["biosyn"] = history
+    report["biosyn_s"] = time.perf_counter() - t1
+    report["train_total_s"] = time.perf_counter() - t0
+    sparse_weight = float(model.sparse_weight.detach())
+    report["sparse_weight"] = sparse_weight
+    merged = table.add(pairs)
+    t2 = time.perf_counter()
+    linker = Linker.build(
+        table,
+        encoder,
+        LinkerConfig(text=text_cfg, retrieval=RetrievalConfig(sparse_weight=sparse_weight, dense_scale=biosyn.dense_scale)),
+        metadata={"training": report, "merged_train_names": len(merged)},
+    )
+    report["index_build_s"] = time.perf_counter() - t2
+    linker.save(out)
+    (out / "training_report.json").write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def evaluate_main(
+    artifact: str | Path,
+    eval_files: Sequence[str | Path],
+    mention_types: set[str] | None = None,
+    mode: Mode | None = None,
+    k: int = 20,
+) -> dict[str, float]:
+    """Acc@1/Acc@5 (composites correct only if every part is) of an artifact on PubTator gold mentions."""
+    from linker.protocol import build_eval_set
+
+    linker = Linker.load(artifact)
+    eval_set = build_eval_set(_read_docs(eval_files), linker.table, linker.preprocessor, mention_types)
+    t0 = time.perf_counter()
+    ranked = linker.link_queries([m.queries for m in eval_set], k) if mode is None else [
+        [[c for c in part] for part in parts]
+        for parts in _link_with_mode(linker, [m.queries for m in eval_set], k, mode)
+    ]
+    elapsed = time.perf_counter() - t0
+    metrics = evaluate_linking(
+        [m.gold_parts for m in eval_set],
+        [[[c.concept_id for c in part] for part in parts] for parts in ranked],
+    )
+    metrics["mentions"] = float(len(eval_set))
+    metrics["mentions_per_s"] = len(eval_set) / max(elapsed, 1e-9)
+    return metrics
+
+
+def _link_with_mode(linker: Linker, queries: list[list[str]], k: int, mode: Mode) -> list[list[list[Any]]]:
+    flat = [q for parts in queries for q in parts]
+    ranked = linker.retriever.retrieve(flat, k, mode=mode)
+    out, pos = [], 0
+    for parts in queries:
+        out.append(ranked[pos : pos + len(parts)])
+        pos += len(parts)
+    return out
+
+
+def link_main(artifact: str | Path, inputs: Sequence[str | Path], output: TextIO, k: int = 10) -> int:
+    """PubTator files: link every annotated mention with its document as context; other files: one mention
+    per line. Writes one JSON object per mention; returns the number written."""
+    linker = Linker.load(artifact)
+    written = 0
+    for path in inputs:
+        path = Path(path)
+        head = path.read_text(encoding="utf-8", errors="replace")[:2000]
+        if "|t|" in head:
+            for doc in iter_pubtator(path):
+                texts = [m.text for m in doc.mentions]
+                for m, parts in zip(doc.mentions, linker.link_parts(texts, doc.text, k), strict=True):
+                    rec = {"pmid": doc.pmid, "start": m.start, "end": m.end, "mention": m.text,
+                           "parts": [[c._asdict() for c in part] for part in parts]}
+                    output.write(json.dumps(rec) + "\n")
+                    written += 1
+        else:
+            lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+            for text, parts in zip(lines, linker.link_parts(lines, None, k), strict=True):
+                output.write(json.dumps({"mention": text, "parts": [[c._asdict() for c in p] for p in parts]}) + "\n")
+                written += 1
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    parser = argparse.ArgumentParser(prog="python -m linker", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("build-index", help="dictionary (+ training mentions) -> artifact folder")
+    b.add_argument("--dictionary", required=True)
+    b.add_argument("--out", required=True)
+    b.add_argument("--encoder", help="encoder folder (default: the base model)")
+    b.add_argument("--merge-train", nargs="*", default=[], help="PubTator files whose mentions join the dictionary")
+    b.add_argument("--mention-types", help="comma-separated, e.g. Disease")
+    b.add_argument("--index", default="flat", choices=["flat", "hnsw", "ivf"])
+    b.add_argument("--sparse-weight", type=float, default=1.0)
+    b.add_argument("--sparse-only", action="store_true")
+    b.add_argument("--quantize", action="store_true")
+
+    t = sub.add_parser("train", help="synonym pre-training + BioSyn -> artifact folder")
+    t.add_argument("--dictionary", required=True)
+    t.add_argument("--train", nargs="+", required=True, help="PubTator training files")
+    t.add_argument("--out", required=True)
+    t.add_argument("--mention-types")
+    t.add_argument("--base-model")
+    t.add_argument("--epochs", type=int, default=BioSynConfig.epochs)
+    t.add_argument("--pretrain-pairs", type=int, default=SynonymPretrainConfig.max_pairs)
+    t.add_argument("--skip-pretrain", action="store_true")
+    t.add_argument("--max-queries", type=int, default=0, help="train on the first N queries only (smoke tests)")
+    t.add_argument("--log", help="append JSON progress lines here")
+
+    e = sub.add_parser("evaluate", help="Acc@k of an artifact on PubTator gold mentions")
+    e.add_argument("--artifact", required=True)
+    e.add_argument("--eval", nargs="+", required=True)
+    e.add_argument("--mention-types")
+    e.add_argument("--mode", choices=["hybrid", "dense", "sparse"])
+
+    li = sub.add_parser("link", help="link mentions of PubTator or one-mention-a-line files -> JSON lines")
+    li.add_argument("--artifact", required=True)
+    li.add_argument("inputs", nargs="+")
+    li.add_argument("--k", type=int, default=10)
+    li.add_argument("--output", help="default: stdout")
+
+    args = parser.parse_args(argv)
+    if args.command == "build-index":
+        result: Any = build_index_main(args.dictionary, args.out, args.encoder, args.merge_train,
+                                       _types(args.mention_types), args.index, args.sparse_weight,
+                                       sparse_only=args.sparse_only, quantize=args.quantize)
+    elif args.command == "train":
+        result = train_main(args.dictionary, args.train, args.out, _types(args.mention_types), args.base_model,
+                            BioSynConfig(epochs=args.epochs), SynonymPretrainConfig(max_pairs=args.pretrain_pairs),
+                            args.skip_pretrain, args.log, args.max_queries)
+        result = {k: v for k, v in result.items() if k not in ("pretrain", "biosyn")} | {
+            "biosyn_last_epoch": result["biosyn"][-1] if result["biosyn"] else None}
+    elif args.command == "evaluate":
+        result = evaluate_main(args.artifact, args.eval, _types(args.mention_types), args.mode)
+    else:
+        if args.output:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                result = {"written": link_main(args.artifact, args.inputs, fh, args.k)}
+        else:
+            result = {"written": link_main(args.artifact, args.inputs, sys.stdout, args.k)}
+            print(json.dumps(result), file=sys.stderr)
+            return 0
+    print(json.dumps(result, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,207 @@
+"""The Linker: mention strings in, ranked concepts out, built from small parts.
+
+    NameTable (names, ids)  +  Preprocessor (normalise, abbreviations, composites)
+    +  SparseEncoder (char tf-idf)  +  TransformerEncoder  +  DenseIndex (faiss)  +  λ  ->  HybridRetriever
+
+One artifact folder holds everything (``save``/``load``)::
+
+    config.json          versions, λ, dense scale, retrieval / index / text configs, counts
+    encoder/             Hugging Face weights + tokenizer + encoder.json
+    sparse/              tf-idf vocabulary, idf and the name matrix
+    index/               faiss index, vectors, faiss-row -> name-row map
+    table/               name_table.json (names, raw names, concept ids, alt id map)
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from linker.data import ConceptRecord
+from linker.dictionary import NameTable
+from linker.encoders.transformer import TransformerEncoder
+from linker.index import DenseIndex, IndexConfig
+from linker.retrieval import Candidate, HybridRetriever, RetrievalConfig, encode_names
+from linker.sparse import SparseEncoder
+from linker.text import Preprocessor, TextConfig
+
+__all__ = ["Linker", "LinkerConfig", "ARTIFACT_FORMAT"]
+
+ARTIFACT_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class LinkerConfig:
+    text: TextConfig = field(default_factory=TextConfig)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    index: IndexConfig = field(default_factory=IndexConfig)
+    quantize: bool = False  # int8 dynamic quantisation of the encoder for CPU inference
+    encode_batch_size: int = 512
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text.to_dict(),
+            "retrieval": asdict(self.retrieval),
+            "index": asdict(self.index),
+            "quantize": self.quantize,
+            "encode_batch_size": self.encode_batch_size,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LinkerConfig:
+        return cls(
+            text=TextConfig.from_dict(data.get("text", {})),
+            retrieval=RetrievalConfig(**data.get("retrieval", {})),
+            index=IndexConfig(**data.get("index", {})),
+            quantize=bool(data.get("quantize", False)),
+            encode_batch_size=int(data.get("encode_batch_size", 512)),
+        )
+
+
+class Linker:
+    def __init__(
+        self,
+        table: NameTable,
+        sparse: SparseEncoder,
+        encoder: TransformerEncoder | None,
+        index: DenseIndex | None,
+        config: LinkerConfig,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        self.table = table
+        self.sparse = sparse
+        self.encoder = encoder
+        self.index = index
+        self.config = config
+        self.preprocessor = Preprocessor(config.text)
+        self.metadata: dict[str, Any] = dict(metadata or {})
+        if encoder is not None and config.quantize and not encoder.quantized:
+            encoder.quantize()
+        mode = config.retrieval.mode if encoder is not None else "sparse"
+        self.retriever = HybridRetriever(table, sparse, encoder, index, replace(config.retrieval, mode=mode))
+
+    # --- construction --------------------------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        dictionary: NameTable | Iterable[ConceptRecord],
+        encoder: TransformerEncoder | None,
+        config: LinkerConfig | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Linker:
+        """Fit tf-idf on the dictionary's names and encode them into a dense index (no encoder: sparse only)."""
+        config = config or LinkerConfig()
+        table = dictionary if isinstance(dictionary, NameTable) else NameTable.from_records(dictionary, config.text)
+        meta = dict(metadata or {})
+        t0 = time.perf_counter()
+        sparse = SparseEncoder().fit(table.names)
+        meta["sparse_build_s"] = time.perf_counter() - t0
+        index: DenseIndex | None = None
+        if encoder is not None:
+            if config.quantize and not encoder.quantized:
+                encoder.quantize()
+            t0 = time.perf_counter()
+            vectors = encode_names(encoder, table.names, batch_size=config.encode_batch_size)
+            index = DenseIndex.build(vectors, config=config.index)
+            meta["dense_build_s"] = time.perf_counter() - t0
+        meta["names"] = len(table)
+        return cls(table, sparse, encoder, index, config, meta)
+
+    # --- linking -------------------------------------------------------------------------------------
+
+    def queries_for(self, mentions: Sequence[str], document_text: str | None = None) -> list[list[str]]:
+        """Normalised queries per mention: one per composite part, abbreviations expanded from the text."""
+        abbreviations = self.preprocessor.abbreviations(document_text) if document_text else None
+        return [self.preprocessor.mention_queries(m, abbreviations) or [self.preprocessor.normalize(m)]
+                for m in mentions]
+
+    def link_parts(
+        self, mentions: Sequence[str], document_text: str | None = None, k: int = 20
+    ) -> list[list[list[Candidate]]]:
+        """mention -> composite part -> top-k candidates (a simple mention has one part)."""
+        queries = self.queries_for(mentions, document_text)
+        return self.link_queries(queries, k)
+
+    def link_queries(self, queries: Sequence[Sequence[str]], k: int = 20) -> list[list[list[Candidate]]]:
+        """Already normalised queries per mention (e.g. :class:`linker.protocol.EvalMention.queries`)."""
+        flat = [q for parts in queries for q in parts]
+        ranked = self.retriever.retrieve(flat, k)
+        out: list[list[list[Candidate]]] = []
+        pos = 0
+        for parts in queries:
+            out.append([[c._replace(part=p) for c in ranked[pos + p]] for p in range(len(parts))])
+            pos += len(parts)
+        return out
+
+    def link_mentions(
+        self, mentions: Sequence[str], document_text: str | None = None, k: int = 20
+    ) -> list[list[Candidate]]:
+        """Top-k candidates per mention, best first.
+
+        A composite mention ("breast and ovarian cancer") is split into parts, each ranked separately; its
+        list holds the k candidates of part 0, then the k of part 1, ..., each tagged with ``Candidate.part``
+        (so ``[c for c in cands if c.part == 0][0]`` is the best concept of the first part). For a simple
+        mention every candidate has ``part == 0``. :meth:`link_parts` gives the nested form.
+        """
+        return [[c for part in parts for c in part] for parts in self.link_parts(mentions, document_text, k)]
+
+    # --- incremental update ----------------------------------------------------------------------------
+
+    def add_names(self, pairs: Iterable[tuple[str, str]]) -> list[int]:
+        """Add (name, concept id) pairs (curator synonyms); searchable at once, no rebuild. Returns new rows."""
+        rows = self.table.add(pairs)
+        if not rows:
+            return rows
+        names = [self.table.names[r] for r in rows]
+        self.sparse.add_names(names)
+        if self.encoder is not None and self.index is not None:
+            self.index.add(self.encoder.encode(names, batch_size=self.config.encode_batch_size), rows)
+        return rows
+
+    @property
+    def sparse_weight(self) -> float:
+        return self.config.retrieval.sparse_weight
+
+    # --- persistence ---------------------------------------------------------------------------------------
+
+    def save(self, folder: str | Path) -> None:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.table.save(folder / "table")
+        self.sparse.save(folder / "sparse")
+        if self.encoder is not None:
+            self.encoder.save(folder / "encoder")
+        if self.index is not None:
+            self.index.save(folder / "index")
+        payload = {
+            "format": ARTIFACT_FORMAT,
+            "config": self.config.to_dict(),
+            "has_encoder": self.encoder is not None,
+            "names": len(self.table),
+            "concepts": len(self.table.concepts),
+            "metadata": self.metadata,
+        }
+        (folder / "config.json").write_text(json.dumps(payload, indent=2, default=str) + "\n")
+
+    @classmethod
+    def load(cls, folder: str | Path, quantize: bool | None = None) -> Linker:
+        folder = Path(folder)
+        payload = json.loads((folder / "config.json").read_text())
+        if payload.get("format") != ARTIFACT_FORMAT:
+            raise ValueError(f"{folder}: unsupported artifact format {payload.get('format')!r}")
+        config = LinkerConfig.from_dict(payload["config"])
+        if quantize is not None and quantize != config.quantize:
+            # The index was encoded by the model as saved; a different precision would mismatch it.
+            raise ValueError(f"{folder} was built with quantize={config.quantize}")
+        table = NameTable.load(folder / "table")
+        sparse = SparseEncoder.load(folder / "sparse")
+        encoder = index = None
+        if payload.get("has_encoder"):
+            encoder = TransformerEncoder.load(folder / "encoder", quantize=config.quantize)
+            index = DenseIndex.load(folder / "index")
+        return cls(table, sparse, encoder, index, config, payload.get("metadata"))

@@ -1,0 +1,39 @@
+"""Background jobs the workbench runs on Celery workers, recorded so their state survives the worker."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class ImportJob(models.Model):
+    """An import (dictionary or documents) run by a worker; the task takes this row's id."""
+
+    class Kind(models.TextChoices):
+        DICTIONARY = "dictionary", "Dictionary"
+        DOCUMENTS = "documents", "Documents"
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    path = models.CharField(max_length=1000, help_text="File on a volume the workers can read.")
+    params = models.JSONField(default=dict, blank=True, help_text="Keyword arguments of the importer.")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    progress = models.PositiveIntegerField(default=0, help_text="Records read so far.")
+    message = models.TextField(blank=True, help_text="The error, naming file and line, when the import failed.")
+    report = models.JSONField(default=dict, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} import {self.path} ({self.state})"
