@@ -147,9 +147,13 @@ class NameTable:
 
         Tries the id itself, then alt ids, then "MESH:"/"OMIM:" prefix variants (and bare OMIM numbers).
         """
-        for variant in _id_variants(raw_id):
+        variants = _id_variants(raw_id)
+        # Primary ids first, in every spelling, then alt ids: "160900" is the primary OMIM:160900 even
+        # where another concept lists OMIM:160900 among its alt ids.
+        for variant in variants:
             if variant in self._by_concept:
                 return variant
+        for variant in variants:
             if variant in self.alt_id_map:
                 return self.alt_id_map[variant]
         return None

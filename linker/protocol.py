@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import permutations
 
 from linker.data import GoldMention, PubTatorDocument
 from linker.dictionary import NameTable
@@ -94,12 +95,52 @@ def _resolve_parts(
     return parts, ok
 
 
+def _bigrams(text: str) -> set[str]:
+    padded = f" {text} "
+    return {padded[i : i + 2] for i in range(len(padded) - 1)}
+
+
+def _similarity(query: str, part: frozenset[str], table: NameTable) -> float:
+    """Best character-bigram Dice between a query and any dictionary name of the part's concepts."""
+    q = _bigrams(query)
+    best = 0.0
+    for cid in part:
+        for row in table.concept_names(cid):
+            n = _bigrams(table.names[row])
+            best = max(best, 2 * len(q & n) / (len(q) + len(n)))
+    return best
+
+
+def _align(queries: list[str], gold: list[frozenset[str]], table: NameTable) -> list[frozenset[str]]:
+    """Reorder composite gold parts to follow the query parts.
+
+    The corpora do not list a composite's ids in text order ("sub-total deficiency of C6 and C7" is
+    annotated C7|C6), so parts are assigned to queries by the permutation that maximises the summed
+    similarity of each query to its part's dictionary names. It looks only at gold and dictionary, never
+    at a system's output. Composites of more than 6 parts keep the annotation order.
+    """
+    if len(gold) < 2 or len(gold) > 6 or len(set(gold)) == 1:
+        return gold
+    sims = [[_similarity(q, g, table) for g in gold] for q in queries]
+    best_perm = tuple(range(len(gold)))
+    best = sum(sims[i][i] for i in range(len(gold)))
+    for perm in permutations(range(len(gold))):
+        total = sum(sims[i][p] for i, p in enumerate(perm))
+        if total > best + 1e-9:
+            best, best_perm = total, perm
+    return [gold[p] for p in best_perm]
+
+
 def _queries_and_gold(
-    mention: GoldMention, abbreviations: dict[str, str], gold: list[frozenset[str]], preprocessor: Preprocessor
+    mention: GoldMention,
+    abbreviations: dict[str, str],
+    gold: list[frozenset[str]],
+    preprocessor: Preprocessor,
+    table: NameTable,
 ) -> tuple[list[str], list[frozenset[str]], bool]:
     queries = preprocessor.mention_queries(mention.text, abbreviations)
     if len(queries) == len(gold):
-        return queries, gold, len(gold) > 1
+        return queries, _align(queries, gold, table), len(gold) > 1
     # Numbers disagree: one unsplit query, any of the mention's ids accepted.
     whole = preprocessor.normalize(preprocessor.mention_parts_unsplit(mention.text, abbreviations))
     return [whole or queries[0]], [frozenset().union(*gold)], False
@@ -138,7 +179,7 @@ def build_eval_set(
                     report.unresolved += 1
                 if drop_unresolved:
                     continue
-            queries, gold_parts, paired = _queries_and_gold(m, abbreviations, gold, preprocessor)
+            queries, gold_parts, paired = _queries_and_gold(m, abbreviations, gold, preprocessor, table)
             if report is not None:
                 report.kept += 1
                 report.composite += int(len(m.parts) > 1)
@@ -162,12 +203,14 @@ def training_pairs(
     table: NameTable,
     preprocessor: Preprocessor,
     mention_types: set[str] | None = None,
+    unique: bool = True,
 ) -> list[tuple[str, str]]:
     """(normalised mention part, primary concept id) pairs for merging training mentions into a dictionary.
 
-    Composite mentions contribute their split parts when the split matches the gold parts; a part (or an
-    unsplit mention) whose gold is ambiguous (several ids) or not in the dictionary contributes nothing.
-    Pairs are unique and in corpus order.
+    Composite mentions contribute their parts: the annotated part texts where the corpus has them (BC5CDR's
+    7th column), else our split when it matches the number of gold parts; a part (or an unsplit mention) whose gold is ambiguous (several ids) or not in the dictionary contributes nothing.
+    Pairs are in corpus order; unique unless ``unique=False``, which keeps one pair per mention so that
+    :meth:`NameTable.add` counts how often each pair was annotated (its tie-breaking support).
     """
     seen: set[tuple[str, str]] = set()
     out: list[tuple[str, str]] = []
@@ -179,12 +222,17 @@ def training_pairs(
             gold, ok = _resolve_parts(m, table, None)
             if not ok:
                 continue
-            queries, gold_parts, _ = _queries_and_gold(m, abbreviations, gold, preprocessor)
+            if len(m.part_texts) == len(gold) > 1:
+                # BC5CDR's 7th column names each part's text: better training pairs than our split.
+                queries = [preprocessor.normalize(t) for t in m.part_texts]
+                gold_parts = gold
+            else:
+                queries, gold_parts, _ = _queries_and_gold(m, abbreviations, gold, preprocessor, table)
             for q, g in zip(queries, gold_parts, strict=True):
                 if len(g) != 1 or not q:
                     continue
                 pair = (q, next(iter(g)))
-                if pair not in seen:
+                if not unique or pair not in seen:
                     seen.add(pair)
                     out.append(pair)
     return out
@@ -195,11 +243,17 @@ def rank_concepts(
 ) -> list[tuple[str, float, int]]:
     """Concept-level ranking from a best-first list of name rows: a concept scores its best name's score.
 
+    Equal scores (one name shared by several concepts) are ordered by :meth:`NameTable.tie_key`, i.e. the
+    concept whose name was attested by merged training mentions or curators comes first, then by row.
     Returns up to k (concept id, score, row of the best name), best first.
     """
     seen: set[str] = set()
     out: list[tuple[str, float, int]] = []
-    for row, score in zip(row_indices, row_scores, strict=True):
+    order = sorted(
+        zip(row_indices, row_scores, strict=True),
+        key=lambda rs: (-float(rs[1]), *(-x for x in table.tie_key(int(rs[0]))), int(rs[0])),
+    )
+    for row, score in order:
         cid = table.concept_ids[int(row)]
         if cid in seen:
             continue

@@ -35,6 +35,9 @@ class TextConfig:
     remove_punctuation: bool = True
     resolve_abbreviations: bool = True
     split_composites: bool = True
+    # British -> American spelling of common medical stems ("anaemia", "oedema", "tumour"), applied to
+    # names and mentions alike; an addition to BioSyn, which ran a spelling checker on NCBI mentions.
+    american_spelling: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -90,7 +93,31 @@ def normalize(text: str, cfg: TextConfig | None = None) -> str:
         text = text.lower()
     if cfg.remove_punctuation:
         text = text.translate(_punct_table())
-    return _WS.sub(" ", text).strip()
+    text = _WS.sub(" ", text).strip()
+    if cfg.american_spelling:
+        text = american_spelling(text)
+    return text
+
+
+# Stems whose British spelling differs, replaced wherever they occur in a word: "aemia" catches
+# "anaemia", "hypoglycaemia", "leukaemia"; plain "ae" / "oe" are never touched ("aerosol", "shoe").
+_BRITISH = [
+    ("aemia", "emia"), ("aemic", "emic"), ("haem", "hem"), ("oedem", "edem"), ("oesophag", "esophag"),
+    ("oestr", "estr"), ("foet", "fet"), ("paediatr", "pediatr"), ("orthopaed", "orthoped"),
+    ("gynaec", "gynec"), ("anaesth", "anesth"), ("ischaem", "ischem"), ("coeliac", "celiac"),
+    ("diarrhoe", "diarrhe"), ("dyspnoe", "dyspne"), ("apnoe", "apne"), ("amenorrhoe", "amenorrhe"),
+    ("leukaem", "leukem"), ("leucaem", "leukem"), ("aetiol", "etiol"), ("faec", "fec"),
+    ("tumour", "tumor"), ("behaviour", "behavior"), ("colour", "color"), ("manoeuv", "maneuv"),
+]
+_BRITISH_RE = re.compile("|".join(sorted((re.escape(b) for b, _ in _BRITISH), key=len, reverse=True)))
+_BRITISH_MAP = dict(_BRITISH)
+
+
+def american_spelling(text: str) -> str:
+    """British -> American spelling of common medical word stems ("anaemia" -> "anemia"); lower-case input."""
+    if "ae" not in text and "oe" not in text and "our" not in text:
+        return text
+    return _BRITISH_RE.sub(lambda m: _BRITISH_MAP[m.group(0)], text)
 
 
 # --- abbreviations: Schwartz & Hearst (2003) --------------------------------------------------------
@@ -166,6 +193,10 @@ def _accept_pair(sf: str, lf: str) -> tuple[str, str] | None:
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 
 
+def _is_plural_short_form(sf: str) -> bool:
+    return len(sf) > 2 and sf.endswith("s") and sf[-2].isupper()
+
+
 def _pairs_in_sentence(sentence: str) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     cur = sentence
@@ -198,8 +229,16 @@ def _pairs_in_sentence(sentence: str) -> list[tuple[str, str]]:
                     sf = ""
             if sf and _valid_short_form(sf):
                 pair = _accept_pair(sf, lf)
+                if pair is None and _is_plural_short_form(sf):
+                    # "ventricular septal defects (VSDs)": the plural "s" has no letter of its own in the
+                    # long form (Ab3P handles these too); keep both spellings of the short form.
+                    single = _accept_pair(sf[:-1], lf)
+                    if single is not None:
+                        pair = (sf, single[1])
                 if pair is not None:
                     pairs.append(pair)
+                    if _is_plural_short_form(pair[0]):
+                        pairs.append((pair[0][:-1], pair[1]))
         cur = cur[close_idx + 1 :]
         open_idx = cur.find(" (")
     return pairs
@@ -347,27 +386,25 @@ def _split_words(words: list[str]) -> list[str] | None:
     conj = _conjuncts(words)
     if conj is None:
         return None
+    raw_last_len = len(conj[-1])
     conj = [_strip_filler(c) for c in conj]
     last = conj[-1]
     first = conj[0]
-    if all(_is_head(c[-1]) for c in conj[:-1]) and _is_head(last[-1]) and not (
-        len(first) == 1 and len(last) > 1 and not _is_head(first[0])
-    ):
-        # Every conjunct is a complete name: "ataxia-telangiectasia or breast cancer",
-        # "Prader-Willi and Angelman syndromes" is handled below because "Prader-Willi" is not a head.
+    if len(first) >= 2 and all(len(c) == 1 and _is_head(c[0]) for c in conj[1:]):
+        # Left-shared modifier: "pancreatic cysts and tumors", "endometrial hyperplasia or cancer".
+        return [" ".join(first)] + [" ".join(first[:-1] + c) for c in conj[1:]]
+    if all(_is_head(c[-1]) for c in conj) and not (len(first) == 1 and len(last) > 1 and not _is_head(first[0])):
+        # Every conjunct is a complete name: "ataxia-telangiectasia or breast cancer".
         return [" ".join(c) for c in conj]
-    if len(last) >= 2 and not any(_is_head(c[-1]) for c in conj[:-1]):
-        # Right-shared head: "breast and ovarian cancer", "colorectal, endometrial, and ovarian cancers".
-        # The shared head is the last word, extended leftwards over head words ("muscular dystrophy" is
-        # taken whole when the last conjunct is "Becker muscular dystrophy").
+    if raw_last_len >= 2 and not any(_is_head(c[-1]) for c in conj[:-1]):
+        # Right-shared head: "breast and ovarian cancer", "colorectal, endometrial, and ovarian cancers",
+        # "colon and some other cancers" (fillers dropped). The shared head is the last word, extended
+        # leftwards over words that belong to the head ("Duchenne and Becker muscular dystrophy").
         head_len = 1
         while head_len < len(last) - 1 and _is_modifier_of_head(last[-head_len - 1], last[-head_len]):
             head_len += 1
         head = last[-head_len:]
         return [" ".join(c + head) for c in conj[:-1]] + [" ".join(last)]
-    if len(first) >= 2 and all(len(c) == 1 for c in conj[1:]) and all(_is_head(c[0]) for c in conj[1:]):
-        # Left-shared modifier: "pancreatic cysts and tumors", "endometrial hyperplasia or cancer".
-        return [" ".join(first)] + [" ".join(first[:-1] + c) for c in conj[1:]]
     return None
 
 

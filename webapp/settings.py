@@ -119,7 +119,8 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "webapp" / "static"]
-STATIC_ROOT = BASE_DIR / "var" / "static"
+STATIC_ROOT = embedded.data_dir() / "static"
+STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise expects the folder even before collectstatic
 WHITENOISE_USE_FINDERS = True  # serve from the app folders without a collectstatic step in development
 
 SESSION_COOKIE_HTTPONLY = True
@@ -130,9 +131,10 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 
 REST_FRAMEWORK = {
+    # Token first: its WWW-Authenticate header makes DRF answer anonymous callers 401, not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",

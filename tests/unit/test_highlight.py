@@ -100,3 +100,13 @@ def test_many_mentions_stay_fast() -> None:
     spans = [Span(i * 5, i * 5 + 4, i) for i in range(20_000)]
     segments = segment_text(text, spans)
     assert len([s for s in segments if s.is_highlighted]) == 20_000
+
+
+def test_extra_cuts_split_plain_and_highlighted_text() -> None:
+    segments = segment_text("Title. Body text", [Span(0, 5, "t")], cuts=[6, 7])
+    assert [(s.text, s.covering) for s in segments] == [("Title", ("t",)), (".", ()), (" ", ()), ("Body text", ())]
+
+
+def test_cut_outside_the_text_raises() -> None:
+    with pytest.raises(ValueError, match="cuts"):
+        segment_text("abc", [], cuts=[4])

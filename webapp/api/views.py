@@ -87,7 +87,7 @@ class ImportJobViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixin
         data.is_valid(raise_exception=True)
         v = data.validated_data
         if not Path(v["path"]).is_file():
-            raise ValidationError({"path": f"{v['path']} is not a readable file"})
+            raise ValidationError({"path": [f"{v['path']} is not a readable file"]})
         if v["kind"] == ImportJob.Kind.DICTIONARY:
             params = {"dictionary_slug": v["slug"], "title": v.get("title") or None}
         else:

@@ -6,8 +6,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from webapp.core.health import run_checks
-from webapp.corpus.models import Collection, Document, Mention
-from webapp.vocab.models import Dictionary
+from webapp.core.roles import is_curator
+from webapp.corpus.selectors import collection_summaries
+from webapp.vocab.selectors import dictionary_summaries
 
 
 @require_GET
@@ -20,11 +21,18 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse(body, status=200 if ok else 503)
 
 
+@require_GET
 def home(request: HttpRequest) -> HttpResponse:
+    """The dashboard: what is loaded. An account without a role sees only how to get one."""
+    if not is_curator(request.user):
+        return render(request, "core/home.html", {"has_role": False})
+    collections = collection_summaries()
     context = {
-        "dictionaries": Dictionary.objects.order_by("slug"),
-        "collections": Collection.objects.order_by("slug"),
-        "document_count": Document.objects.count(),
-        "mention_count": Mention.objects.count(),
+        "has_role": True,
+        "dictionaries": dictionary_summaries(),
+        "collections": collections,
+        "document_count": sum(c.documents for c in collections),
+        "mention_count": sum(c.progress.mentions for c in collections),
+        "decided_count": sum(c.progress.decided for c in collections),
     }
     return render(request, "core/home.html", context)

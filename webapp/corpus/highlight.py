@@ -61,21 +61,25 @@ def _check(span: Span[T], length: int) -> None:
         raise ValueError(f"span [{span.start}, {span.end}) is empty or outside a text of {length} characters")
 
 
-def segment_text(text: str, spans: Iterable[Span[T]]) -> list[Segment[T]]:
+def segment_text(text: str, spans: Iterable[Span[T]], cuts: Iterable[int] = ()) -> list[Segment[T]]:
     """Segments covering ``text`` from its first to its last character, in order.
 
-    Adjacent plain-text characters form one segment; a new segment starts wherever a span starts or ends.
+    Adjacent plain-text characters form one segment; a new segment starts wherever a span starts or ends,
+    and at each of the extra ``cuts`` (e.g. the end of a title), which must lie inside the text.
     Raises ValueError for a span that is empty or lies outside the text.
     """
     ordered: Sequence[Span[T]] = [s for _, s in sorted(enumerate(spans), key=lambda p: (p[1].start, -p[1].end, p[0]))]
     for span in ordered:
         _check(span, len(text))
-    cuts = sorted({0, len(text)} | {s.start for s in ordered} | {s.end for s in ordered})
+    extra = set(cuts)
+    if any(not 0 <= c <= len(text) for c in extra):
+        raise ValueError(f"cuts {sorted(extra)} must lie inside a text of {len(text)} characters")
+    boundaries = sorted({0, len(text)} | extra | {s.start for s in ordered} | {s.end for s in ordered})
     segments: list[Segment[T]] = []
     active: list[Span[T]] = []  # spans covering the current segment, kept in ``ordered`` order
     upcoming = iter(ordered)
     pending = next(upcoming, None)
-    for left, right in zip(cuts, cuts[1:], strict=False):
+    for left, right in zip(boundaries, boundaries[1:], strict=False):
         active = [s for s in active if s.end > left]
         while pending is not None and pending.start == left:
             active.append(pending)

@@ -1,4 +1,12 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from webapp.vocab import views
 
 app_name = "vocab"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.dictionary_list, name="list"),
+    path("<slug:slug>/", views.dictionary_detail, name="detail"),
+    path("<slug:slug>/search/", views.concept_search, name="search"),
+    # Concept ids contain ':' (MESH:D003920, HP:0001250) and, in some sources, '/'.
+    path("<slug:slug>/concepts/<path:concept_id>/", views.concept_detail, name="concept"),
+]

@@ -1,0 +1,115 @@
+"""Character n-gram tf-idf: exact top-1 concepts on a tiny dictionary, and a save/load round trip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from linker.sparse import SparseEncoder
+
+# (normalised name, concept id), as a NameTable would hold them.
+NAMES = [
+    ("breast cancer", "D001943"),
+    ("breast neoplasms", "D001943"),
+    ("ovarian cancer", "D010051"),
+    ("ovarian neoplasms", "D010051"),
+    ("colorectal cancer", "D015179"),
+    ("hereditary nonpolyposis colorectal cancer", "D003123"),
+    ("ataxia telangiectasia", "D001260"),
+    ("duchenne muscular dystrophy", "D020388"),
+    ("becker muscular dystrophy", "C537666"),
+    ("myotonic dystrophy", "D009223"),
+]
+
+
+@pytest.fixture(scope="module")
+def encoder() -> SparseEncoder:
+    return SparseEncoder().fit([n for n, _ in NAMES])
+
+
+def test_transform_is_float32_and_l2_normalised(encoder: SparseEncoder) -> None:
+    x = encoder.transform(["breast cancer", "zzz unknown"])
+    assert x.dtype == np.float32
+    norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1))).ravel()
+    assert norms[0] == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("query", "concept"),
+    [
+        ("breast cancers", "D001943"),
+        ("ovarian neoplasm", "D010051"),
+        ("ataxia teleangiectasia", "D001260"),
+        ("becker dystrophy", "C537666"),
+        ("hereditary non polyposis colorectal cancer", "D003123"),
+    ],
+)
+def test_top1_concept(encoder: SparseEncoder, query: str, concept: str) -> None:
+    _, idx = encoder.top_k([query], k=1)
+    assert NAMES[int(idx[0, 0])][1] == concept
+
+
+def test_top_k_sorted_and_exact_match_scores_one(encoder: SparseEncoder) -> None:
+    scores, idx = encoder.top_k(["myotonic dystrophy", "breast cancer"], k=4, batch_size=1)
+    assert scores.shape == idx.shape == (2, 4)
+    assert np.all(np.diff(scores, axis=1) <= 0)
+    assert scores[0, 0] == pytest.approx(1.0, abs=1e-6)
+    assert NAMES[int(idx[0, 0])][0] == "myotonic dystrophy"
+
+
+def test_top_k_matches_brute_force_on_many_names() -> None:
+    # Enough names for the block-max pruning path (more than 4 * k blocks of 64 rows).
+    rng = np.random.default_rng(0)
+    letters = list("abcdefghij ")
+    names = ["".join(rng.choice(letters, size=rng.integers(5, 20))) for _ in range(3000)]
+    enc = SparseEncoder(n_threads=2).fit(names)
+    queries = names[:50] + ["abc def", "jjj"]
+    scores, idx = enc.top_k(queries, k=5, batch_size=16)
+    full = (enc.transform(queries) @ enc.transform(names).T).toarray()
+    expected = -np.sort(-full, axis=1)[:, :5]
+    np.testing.assert_allclose(scores, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.take_along_axis(full, idx, axis=1), scores, rtol=1e-5, atol=1e-6)
+
+
+def test_k_larger_than_dictionary_shrinks(encoder: SparseEncoder) -> None:
+    scores, idx = encoder.top_k(["cancer"], k=50)
+    assert idx.shape == (1, len(NAMES))
+    assert sorted(idx[0].tolist()) == list(range(len(NAMES)))
+
+
+def test_score_of_given_candidates_matches_top_k(encoder: SparseEncoder) -> None:
+    queries = ["breast cancers", "becker dystrophy"]
+    scores, idx = encoder.top_k(queries, k=3)
+    again = encoder.score(queries, idx)
+    np.testing.assert_allclose(again, scores, rtol=1e-6)
+    reversed_ = encoder.score(queries, idx[:, ::-1])
+    np.testing.assert_allclose(reversed_, scores[:, ::-1], rtol=1e-6)
+
+
+def test_add_names_extends_the_index(encoder: SparseEncoder) -> None:
+    enc = SparseEncoder().fit([n for n, _ in NAMES])
+    enc.add_names(["dystrophia myotonica"])
+    assert enc.n_names == len(NAMES) + 1
+    _, idx = enc.top_k(["dystrophia myotonica"], k=1)
+    assert int(idx[0, 0]) == len(NAMES)
+
+
+def test_save_load_round_trip_gives_identical_scores(encoder: SparseEncoder, tmp_path: Path) -> None:
+    encoder.save(tmp_path / "sparse")
+    assert not list((tmp_path / "sparse").glob("*.pkl"))
+    loaded = SparseEncoder.load(tmp_path / "sparse")
+    queries = ["breast cancers", "ataxia teleangiectasia", "unknown ngrams qqq"]
+    s1, i1 = encoder.top_k(queries, k=5)
+    s2, i2 = loaded.top_k(queries, k=5)
+    np.testing.assert_array_equal(i1, i2)
+    np.testing.assert_array_equal(s1, s2)
+    assert (encoder.transform(queries) != loaded.transform(queries)).nnz == 0
+
+
+def test_unfitted_encoder_refuses() -> None:
+    with pytest.raises(RuntimeError):
+        SparseEncoder().top_k(["x"], k=1)
+    with pytest.raises(ValueError):
+        SparseEncoder().fit([])

@@ -1,0 +1,59 @@
+"""Collection pages: the list with progress, one collection's documents, and one document's mentions."""
+
+from __future__ import annotations
+
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from webapp.core.decorators import curator_required
+from webapp.corpus.models import Collection, Document, Mention
+from webapp.corpus.selectors import (
+    Progress,
+    collection_summaries,
+    documents_with_counts,
+    mention_rows,
+    neighbours,
+    status_counts,
+    text_blocks,
+)
+
+DOCUMENTS_PER_PAGE = 50
+
+
+@require_GET
+@curator_required
+def collection_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "corpus/collection_list.html", {"summaries": collection_summaries()})
+
+
+@require_GET
+@curator_required
+def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    collection = get_object_or_404(Collection.objects.select_related("dictionary"), slug=slug)
+    page = Paginator(documents_with_counts(collection), DOCUMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    rows = [(doc, Progress(doc.n_mentions, doc.n_decided)) for doc in page]  # type: ignore[attr-defined]
+    template = "corpus/collection_detail.html"
+    if request.htmx and not request.htmx.history_restore_request and request.htmx.target == "document-list":
+        template += "#document-list"
+    return render(request, template, {"collection": collection, "page": page, "rows": rows})
+
+
+@require_GET
+@curator_required
+def document_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    document = get_object_or_404(Document.objects.select_related("collection__dictionary"), collection__slug=slug, pk=pk)
+    rows = mention_rows(document)
+    previous, following = neighbours(document)
+    context = {
+        "collection": document.collection,
+        "document": document,
+        "rows": rows,
+        "blocks": text_blocks(document, rows),
+        "status_counts": status_counts(rows),
+        "statuses": Mention.Status.choices,
+        "previous": previous,
+        "next": following,
+    }
+    return render(request, "corpus/document_detail.html", context)

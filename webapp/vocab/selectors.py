@@ -1,0 +1,118 @@
+"""Read-side queries of the vocabulary pages: dictionary summaries and concept search.
+
+Concept search is the typeahead of the dictionary page and, later, of the curator's "search" decision. It
+must stay fast on dictionaries of 100K+ names: every filter is one an index on ``Name.normalized`` serves
+(a b-tree range for prefixes, the trigram GIN index for ``LIKE '% q%'`` and the word-similarity operator
+``%>``), and every query stops after a few rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from django.contrib.postgres.search import TrigramWordSimilarity
+from django.db.models import Case, Count, IntegerField, Prefetch, Q, Value, When
+from django.db.models.functions import Length
+
+from linker.text import normalize
+from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, HierarchyEdge, Name
+
+MIN_QUERY_LENGTH = 2
+SEARCH_LIMIT = 20
+
+
+@dataclass(frozen=True)
+class VersionCounts:
+    concepts: int
+    names: int
+    edges: int
+
+
+@dataclass(frozen=True)
+class VersionSummary:
+    version: DictionaryVersion
+    counts: VersionCounts
+
+
+@dataclass(frozen=True)
+class DictionarySummary:
+    dictionary: Dictionary
+    versions: list[VersionSummary]  # newest first
+
+    @property
+    def latest(self) -> VersionSummary | None:
+        return self.versions[0] if self.versions else None
+
+
+@dataclass(frozen=True)
+class ConceptHit:
+    concept: Concept
+    matched: str  # the name (or id) that matched the query
+    by_id: bool = False
+
+    @property
+    def matched_preferred(self) -> bool:
+        return self.matched == self.concept.preferred_name
+
+
+def version_counts(version: DictionaryVersion) -> VersionCounts:
+    """The counts stored at import; counted afresh for a version imported without them."""
+    if version.concept_count or version.name_count or version.edge_count:
+        return VersionCounts(version.concept_count, version.name_count, version.edge_count)
+    return VersionCounts(
+        concepts=Concept.objects.filter(version=version).count(),
+        names=Name.objects.filter(concept__version=version).count(),
+        edges=HierarchyEdge.objects.filter(version=version).count(),
+    )
+
+
+def dictionary_summaries() -> list[DictionarySummary]:
+    newest_first = DictionaryVersion.objects.order_by("-imported_at")
+    dictionaries = Dictionary.objects.order_by("slug").prefetch_related(Prefetch("versions", queryset=newest_first))
+    return [
+        DictionarySummary(d, [VersionSummary(v, version_counts(v)) for v in d.versions.all()]) for d in dictionaries
+    ]
+
+
+def name_counts(concept_pks: list[int]) -> dict[int, int]:
+    rows = Name.objects.filter(concept_id__in=concept_pks).values("concept_id").annotate(n=Count("id"))
+    return {row["concept_id"]: row["n"] for row in rows}
+
+
+def search_concepts(version: DictionaryVersion, query: str, limit: int = SEARCH_LIMIT) -> list[ConceptHit]:
+    """Concepts of ``version`` for a typed query, each once with its best-matching name.
+
+    Tiers, each a query of its own that stops at a few times ``limit`` rows, run until ``limit`` concepts
+    are found: the id or an alternative id; names starting with the query (exact first, then shorter, then
+    preferred); names with a later word starting with it; and, for misspellings, names whose words are
+    trigram-similar to it (``word_similarity``). Cheap tiers first keeps common words ("disease", which
+    half of MEDIC's names contain) from paying for a similarity ranking of thousands of rows.
+    """
+    hits: dict[int, ConceptHit] = {}
+    raw = query.strip()
+    if raw:
+        by_id = Concept.objects.filter(version=version).filter(Q(concept_id=raw) | Q(alt_ids__contains=[raw]))
+        for concept in by_id.select_related("version__dictionary")[:limit]:
+            hits[concept.pk] = ConceptHit(concept, concept.concept_id, by_id=True)
+    q = normalize(raw)
+    if len(q) < MIN_QUERY_LENGTH:
+        return list(hits.values())
+    for names in _name_tiers(version, q, limit * 4):
+        for name in names:
+            hits.setdefault(name.concept_id, ConceptHit(name.concept, name.text))
+            if len(hits) >= limit:
+                return list(hits.values())
+    return list(hits.values())
+
+
+def _name_tiers(version: DictionaryVersion, q: str, rows: int) -> Iterator[list[Name]]:
+    names = Name.objects.filter(concept__version=version).select_related("concept__version__dictionary")
+    shortest = (Length("normalized"), "-is_preferred", "concept__concept_id")
+    # A range on the b-tree index finds prefixes under any collation; LIKE keeps the result exact.
+    prefix = Q(normalized__gte=q, normalized__lt=q + "\U0010ffff", normalized__startswith=q)
+    exact_first = Case(When(normalized=q, then=Value(0)), default=Value(1), output_field=IntegerField())
+    yield list(names.filter(prefix).annotate(exact=exact_first).order_by("exact", *shortest)[:rows])
+    yield list(names.filter(normalized__contains=f" {q}").order_by(*shortest)[:rows])
+    similarity = TrigramWordSimilarity(q, "normalized")
+    yield list(names.filter(normalized__trigram_word_similar=q).annotate(similarity=similarity).order_by("-similarity", *shortest)[:rows])
