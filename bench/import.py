@@ -50,6 +50,7 @@ def main(cfg: Config) -> dict[str, Any]:
         raise SystemExit(f"missing data files: {', '.join(missing)}")
 
     machine = describe_machine(connection)
+    load = round(os.getloadavg()[0], 1)  # the machine is shared: a busy neighbour shows in the figures
     original_name = connection.settings_dict["NAME"]
     connection.settings_dict.setdefault("TEST", {})["NAME"] = f"bench_import_{os.getpid()}"
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
@@ -62,6 +63,7 @@ def main(cfg: Config) -> dict[str, Any]:
         "benchmark": "dictionary_import",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine,
+        "load_avg_1m_at_start": load,
         "runs": cfg.runs,
         "files": {name: summarise(runs) for name, runs in timings.items()},
     }
@@ -135,9 +137,9 @@ def append_results(result: dict[str, Any]) -> None:
         pass
     lines = [
         "",
-        f"## {result['date'][:10]} dictionary import (bench/import.py, median of {result['runs']} runs)",
+        f"## {result['date'][:16].replace('T', ' ')} UTC dictionary import (bench/import.py, median of {result['runs']} runs)",
         "",
-        f"Machine: {result['machine']}.",
+        f"Machine: {result['machine']}; 1-minute load average {result['load_avg_1m_at_start']} at the start.",
         "",
         "| file | concepts | names | edges | seconds (median) | concepts/s | names/s | runs (s) |",
         "|---|---:|---:|---:|---:|---:|---:|---|",

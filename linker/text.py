@@ -11,6 +11,7 @@ to dictionary names and mention queries alike, so both sides of a comparison alw
 
 from __future__ import annotations
 
+import html
 import re
 import string
 import unicodedata
@@ -88,6 +89,9 @@ def normalize(text: str, cfg: TextConfig | None = None) -> str:
     compare equal to their ASCII spelling.
     """
     cfg = cfg or TextConfig()
+    # medic_06Jul2012 writes some names with HTML entities ("Wilms&apos; tumor").
+    if "&" in text:
+        text = html.unescape(text)
     text = unicodedata.normalize("NFKC", text)
     if cfg.lowercase:
         text = text.lower()
@@ -165,12 +169,46 @@ def _best_long_form(sf: str, lf: str) -> str | None:
 _LF_TOKEN_SPLIT = re.compile(r"[ \t\n\r\f-]+")
 
 
+_INITIALS_SKIP = {"of", "the", "and", "in", "with", "to", "for", "a", "an", "on", "or", "by"}
+
+
+def _initials_long_form(sf: str, lf: str) -> str | None:
+    """The shortest run of final words of ``lf`` whose initials spell the short form exactly.
+
+    Tried before the backward matching (as Ab3P tries a first-letter strategy first): for "attenuated
+    adenomatous polyposis coli (AAPC)" backward matching alone stops at "adenomatous polyposis coli".
+    Function words may be skipped ("deficiency of the ninth component").
+    """
+    letters = "".join(c.lower() for c in sf if c.isalnum())
+    if len(letters) < 2 or not letters.isalpha():
+        return None
+    words = [w for w in re.split(r"[\s-]+", lf) if w]
+    spelled = ""
+    for n in range(1, len(words) + 1):
+        w = words[-n]
+        if w.lower() not in _INITIALS_SKIP or n == len(words):
+            spelled = w[0].lower() + spelled
+        if spelled == letters:
+            if words[-n].lower() in _INITIALS_SKIP:
+                return None
+            # Back to the original text, which may have hyphens: start at the n-th word from the end.
+            start = len(lf)
+            for _ in range(n):
+                start = max(lf.rfind(" ", 0, start - 1), lf.rfind("-", 0, start - 1))
+                if start < 0:
+                    break
+            return lf[start + 1 :].strip() if start >= 0 else lf.strip()
+        if len(spelled) >= len(letters):
+            return None
+    return None
+
+
 def _accept_pair(sf: str, lf: str) -> tuple[str, str] | None:
     """S&H ``extractAbbrPair``: best long form plus their length checks."""
     sf, lf = sf.strip(), lf.strip()
     if len(sf) < 2 or len(lf) < 1 or not _valid_short_form(sf):
         return None
-    best = _best_long_form(sf, lf)
+    best = _initials_long_form(sf, lf) or _best_long_form(sf, lf)
     if best is None:
         return None
     best = best.strip()

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "webapp.core",
     "webapp.vocab",
     "webapp.corpus",
+    "webapp.training",
 ]
 
 MIDDLEWARE = [
@@ -166,5 +167,5 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "faiss.loader": {"level": "WARNING"}},
 }

@@ -386,3 +386,20 @@ def test_concept_ids_with_unusual_characters_round_trip(bob_client: Client, kb: 
     odd = _concept(kb.version, "OMIM:600185/ä", "Odd id")
     response = bob_client.get(f"/dictionaries/medic/concepts/{quote(odd.concept_id)}/")
     assertContains(response, '<div class="concept-id" id="concept-id">OMIM:600185/ä</div>', html=True)
+
+
+def test_pages_run_a_fixed_number_of_queries(bob_client: Client, kb: KB, django_assert_max_num_queries) -> None:  # type: ignore[no-untyped-def]
+    # More mentions, links and children must not mean more queries (no N+1 in the templates).
+    for i in range(10):
+        child = _concept(kb.version, f"X:{i}", f"extra child {i}")
+        HierarchyEdge.objects.create(version=kb.version, child=child, parent=kb.breast)
+    for path, budget in [
+        (f"/collections/ncbi-dev/documents/{kb.doc.pk}/", 12),
+        (concept_path(kb.breast), 14),
+        ("/dictionaries/medic/", 12),
+        ("/dictionaries/medic/search/?q=neo", 10),
+        ("/collections/ncbi-dev/", 10),
+        ("/", 10),
+    ]:
+        with django_assert_max_num_queries(budget):
+            assert bob_client.get(path).status_code == 200

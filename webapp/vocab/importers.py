@@ -249,13 +249,15 @@ class _VersionWriter:
     def _write_edges(self) -> None:
         rows: dict[tuple[int, int], None] = {}
         missing: dict[str, None] = {}
-        skipped = 0
+        skipped = loops = 0
         for child, parent_id in self.pending_edges:
             parent = self.pk_by_id.get(parent_id)
             if parent is None:
                 skipped += 1
                 missing.setdefault(parent_id, None)
-            elif parent != child:
+            elif parent == child:
+                loops += 1  # a term listed as its own parent: the table refuses self-loops
+            else:
                 rows.setdefault((child, parent), None)
         self.report.edges = copy_rows(
             HierarchyEdge,
@@ -268,6 +270,8 @@ class _VersionWriter:
                 f"skipped {skipped} {IS_A} edges to {len(missing)} terms that are obsolete or absent from the file "
                 f"(e.g. {examples})"
             )
+        if loops:
+            self.report.warnings.append(f"skipped {loops} {IS_A} edges from a term to itself")
 
     def _write_known_types(self) -> None:
         if not self.pending_types:

@@ -1,0 +1,72 @@
+"""python manage.py build_index --dictionary medic [--sparse-only | --model FOLDER] [--activate] [--queue]"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from webapp.training.models import EncoderModel
+from webapp.training.services import activate_index, build_index, create_index_version
+from webapp.vocab.models import Dictionary
+
+
+class Command(BaseCommand):
+    help = "Build a linker index (tf-idf + faiss) for a dictionary's latest release, optionally activating it."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--dictionary", required=True, help="dictionary slug")
+        encoder = parser.add_mutually_exclusive_group()
+        encoder.add_argument("--sparse-only", action="store_true", help="tf-idf retrieval only, no encoder")
+        encoder.add_argument("--model", type=Path, help="a trained linker artifact or a local Hugging Face folder (default: the base model, zero-shot)")
+        encoder.add_argument("--encoder", help="name of an existing EncoderModel")
+        parser.add_argument("--activate", action="store_true", help="make it the dictionary's active index when built")
+        parser.add_argument("--queue", action="store_true", help="build on a worker (gpu queue) instead of in this process")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        try:
+            dictionary = Dictionary.objects.get(slug=opts["dictionary"])
+        except Dictionary.DoesNotExist:
+            raise CommandError(f"no dictionary {opts['dictionary']!r}; import one first (import_dictionary)") from None
+        version = dictionary.latest_version()
+        if version is None:
+            raise CommandError(f"dictionary {dictionary.slug!r} has no imported release")
+        encoder = self._encoder(opts)
+        index = create_index_version(version, encoder)
+        if opts["queue"]:
+            from tasks.indexing import build_index_task
+
+            build_index_task.delay(index.pk, opts["activate"])
+            self.stdout.write(f"index {index.pk} queued on the gpu queue")
+            return
+        self.stdout.write(f"building index {index.pk} for {version} with {encoder.name if encoder else 'sparse retrieval only'}")
+        try:
+            index = build_index(index, progress=lambda m: self.stdout.write(f"  {m}"))
+        except Exception as exc:
+            raise CommandError(f"index {index.pk} failed: {exc}") from exc
+        self.stdout.write(self.style.SUCCESS(f"index {index.pk} ready: {index.name_count} names, {index.build_seconds:.1f} s -> {index.artifact_path}"))
+        if opts["activate"]:
+            activate_index(index.pk)
+            self.stdout.write(self.style.SUCCESS(f"index {index.pk} is now active for {dictionary.slug}"))
+
+    def _encoder(self, opts: dict[str, Any]) -> EncoderModel | None:
+        if opts["sparse_only"]:
+            return None
+        if opts["encoder"]:
+            try:
+                return EncoderModel.objects.get(name=opts["encoder"])
+            except EncoderModel.DoesNotExist:
+                raise CommandError(f"no encoder model named {opts['encoder']!r}") from None
+        from linker.encoders.transformer import default_base_model
+
+        folder: Path = (opts["model"] or default_base_model()).resolve()
+        if not folder.is_dir():
+            raise CommandError(f"--model {folder}: not a folder")
+        is_artifact = (folder / "encoder").is_dir() and (folder / "config.json").exists()
+        method = EncoderModel.Method.IMPORTED if is_artifact else EncoderModel.Method.ZERO_SHOT
+        name = f"{method.replace('_', '-')}-{folder.name}"[:120].lower()
+        encoder, _ = EncoderModel.objects.get_or_create(
+            name=name, defaults={"method": method, "base_model": str(folder), "artifact_path": str(folder)}
+        )
+        return encoder

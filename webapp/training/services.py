@@ -1,0 +1,133 @@
+"""Build index versions from the database and activate them atomically.
+
+The linker package knows nothing of Django: this module reads concepts and names (curator synonyms
+included) into ``linker`` records, builds a :class:`linker.linker.Linker`, and saves it as the index
+version's artifact folder under ``ARTIFACT_ROOT/indexes/<id>/``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from linker.data import ConceptRecord, Synonym
+from linker.linker import Linker, LinkerConfig
+from webapp.training.models import EncoderModel, IndexVersion
+from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
+
+Progress = Callable[[str], None]
+
+
+def concept_records(version: DictionaryVersion) -> list[ConceptRecord]:
+    """Every live concept of a dictionary version with all its names (dictionary, curator, training)."""
+    names: dict[int, list[str]] = defaultdict(list)
+    for concept_pk, text in Name.objects.filter(concept__version=version).values_list("concept_id", "text").iterator(chunk_size=20000):
+        names[concept_pk].append(text)
+    records = []
+    rows = Concept.objects.filter(version=version, obsolete=False).values_list("pk", "concept_id", "preferred_name", "alt_ids")
+    for pk, cid, preferred, alt_ids in rows.iterator(chunk_size=20000):
+        records.append(
+            ConceptRecord(
+                concept_id=cid,
+                preferred_name=preferred,
+                synonyms=tuple(Synonym(t) for t in names.get(pk, []) if t != preferred),
+                alt_ids=tuple(alt_ids or ()),
+            )
+        )
+    return records
+
+
+def index_folder(index: IndexVersion) -> Path:
+    return Path(settings.ARTIFACT_ROOT) / "indexes" / str(index.pk)
+
+
+def _encoder_and_config(encoder: EncoderModel | None) -> tuple[Any, LinkerConfig]:
+    """The encoder of an EncoderModel: a linker artifact (its encoder and λ) or a Hugging Face folder."""
+    if encoder is None:
+        return None, LinkerConfig()
+    from linker.encoders.transformer import TransformerEncoder
+
+    folder = Path(encoder.artifact_path)
+    config_file = folder / "config.json"
+    if (folder / "encoder").is_dir() and config_file.exists():
+        payload = json.loads(config_file.read_text())
+        return TransformerEncoder.load(folder / "encoder"), LinkerConfig.from_dict(payload.get("config", {}))
+    if not folder.is_dir():
+        raise FileNotFoundError(f"encoder {encoder.name}: {folder} is not a folder")
+    return TransformerEncoder.load(folder), LinkerConfig()
+
+
+def create_index_version(version: DictionaryVersion, encoder: EncoderModel | None, user: Any = None) -> IndexVersion:
+    return IndexVersion.objects.create(
+        dictionary=version.dictionary, dictionary_version=version, encoder=encoder, created_by=user
+    )
+
+
+def build_index(index: IndexVersion, progress: Progress | None = None) -> IndexVersion:
+    """Build the artifact of a ``building`` index version; failures leave it ``failed`` with the reason."""
+    say = progress or (lambda message: None)
+    started = time.perf_counter()
+    folder = index_folder(index)
+    try:
+        records = concept_records(index.dictionary_version)
+        if not records:
+            raise ValueError(f"{index.dictionary_version} has no concepts to index")
+        say(f"{len(records)} concepts read from the database")
+        encoder, config = _encoder_and_config(index.encoder)
+        linker = Linker.build(records, encoder, config, metadata={"index_version": index.pk})
+        say(f"{len(linker.table)} names indexed")
+        tmp = folder.with_name(folder.name + ".partial")
+        shutil.rmtree(tmp, ignore_errors=True)
+        linker.save(tmp)
+        shutil.rmtree(folder, ignore_errors=True)
+        tmp.rename(folder)  # the folder appears complete or not at all
+    except Exception as exc:
+        IndexVersion.objects.filter(pk=index.pk).update(state=IndexVersion.State.FAILED, error=f"{type(exc).__name__}: {exc}")
+        raise
+    IndexVersion.objects.filter(pk=index.pk).update(
+        state=IndexVersion.State.READY,
+        artifact_path=str(folder),
+        name_count=len(linker.table),
+        concept_count=len(linker.table.concepts),
+        build_seconds=time.perf_counter() - started,
+        error="",
+    )
+    index.refresh_from_db()
+    return index
+
+
+class ActivationError(ValueError):
+    pass
+
+
+@transaction.atomic
+def activate_index(index_id: int) -> IndexVersion:
+    """Make an index the one its dictionary serves, retiring the previous one, in one transaction.
+
+    The dictionary row is locked first so that two activations at once serialise; the partial unique
+    index ``one_active_index_per_dictionary`` guarantees the outcome even if something bypasses this.
+    """
+    index = IndexVersion.objects.select_related("dictionary").get(pk=index_id)
+    Dictionary.objects.select_for_update().get(pk=index.dictionary_id)
+    index.refresh_from_db()
+    if index.state == IndexVersion.State.ACTIVE:
+        return index
+    if index.state not in (IndexVersion.State.READY, IndexVersion.State.RETIRED):
+        raise ActivationError(f"index {index.pk} is {index.state}; only a ready or retired index can be activated")
+    now = timezone.now()
+    IndexVersion.objects.filter(dictionary_id=index.dictionary_id, state=IndexVersion.State.ACTIVE).update(
+        state=IndexVersion.State.RETIRED, retired_at=now
+    )
+    index.state = IndexVersion.State.ACTIVE
+    index.activated_at = now
+    index.save(update_fields=["state", "activated_at"])
+    return index
