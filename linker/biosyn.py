@@ -83,6 +83,7 @@ class BioSynModel(nn.Module):
 @dataclass
 class _EpochData:
     candidates: np.ndarray  # [q, k] name rows
+    name_vectors: np.ndarray | None  # [N, h] this epoch's dictionary vectors (candidate_grad=False)
     sparse: np.ndarray  # [q, k] tf-idf scores
     targets: np.ndarray  # [q, k] bool
 
@@ -131,8 +132,8 @@ class BioSynTask:
             encoder = snapshot
         return encode_names(encoder, self.table.names, batch_size=cfg.reencode_batch_size)
 
-    def retrieve_candidates(self, device: torch.device) -> np.ndarray:
-        """[q, k] name rows: k - ⌊αk⌋ sparse candidates, then dense ones not already there."""
+    def retrieve_candidates(self, device: torch.device) -> tuple[np.ndarray, np.ndarray]:
+        """([q, k] name rows: k - ⌊αk⌋ sparse candidates, then dense ones not already there; [N, h] vectors)."""
         cfg = self.config
         k = cfg.topk
         n_dense = int(math.floor(cfg.dense_ratio * k))
@@ -155,17 +156,17 @@ class BioSynTask:
                     row.append(int(r))
                     have.add(int(r))
             cands[i, : len(row)] = row
-        return cands
+        return cands, names
 
     def prepare_epoch(self, epoch: int, device: torch.device) -> list[np.ndarray]:
-        cands = self.retrieve_candidates(device)
+        cands, names = self.retrieve_candidates(device)
         sparse = self.sparse.score(self._texts, cands).astype(np.float32)
         cand_concepts = self._concepts[cands]
         targets = np.array(
             [[c in q.concept_ids for c in row] for q, row in zip(self.queries, cand_concepts, strict=True)],
             dtype=bool,
         )
-        self._data = _EpochData(cands, sparse, targets)
+        self._data = _EpochData(cands, None if self.config.candidate_grad else names, sparse, targets)
         self._metrics = {
             "candidate_recall": float(targets.any(1).mean()) if len(targets) else 0.0,
             "sparse_weight": float(self.model.sparse_weight.detach()),
@@ -184,15 +185,21 @@ class BioSynTask:
         assert self._data is not None, "prepare_epoch() first"
         data = self._data
         cands = data.candidates[batch]  # [b, k]
-        unique_rows, inverse = np.unique(cands, return_inverse=True)
-        texts = [self._texts[i] for i in batch] + [self.table.names[r] for r in unique_rows]
         encoder = self.model.encoder
-        tokens = {k: v.to(device) for k, v in encoder.tokenize(texts, self.config.max_length).items()}
-        vectors = encoder(tokens)  # [b + u, h]
         b = len(batch)
-        q = vectors[:b]  # [b, h]
-        inv = torch.as_tensor(inverse.reshape(cands.shape), device=device)
-        c = vectors[b:][inv]  # [b, k, h]
+        queries = [self._texts[i] for i in batch]
+        if data.name_vectors is not None:
+            tokens = {k: v.to(device) for k, v in encoder.tokenize(queries, self.config.max_length).items()}
+            q = encoder(tokens)  # [b, h]
+            c = torch.as_tensor(data.name_vectors[cands], device=device)  # [b, k, h], no gradient
+        else:
+            unique_rows, inverse = np.unique(cands, return_inverse=True)
+            texts = queries + [self.table.names[r] for r in unique_rows]
+            tokens = {k: v.to(device) for k, v in encoder.tokenize(texts, self.config.max_length).items()}
+            vectors = encoder(tokens)  # [b + u, h]
+            q = vectors[:b]  # [b, h]
+            inv = torch.as_tensor(inverse.reshape(cands.shape), device=device)
+            c = vectors[b:][inv]  # [b, k, h]
         sparse = torch.as_tensor(data.sparse[batch], device=device)  # [b, k]
         targets = torch.as_tensor(data.targets[batch], device=device)  # [b, k]
         scores = self.model.score(q, c, sparse)

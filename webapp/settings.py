@@ -50,6 +50,10 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "rest_framework.authtoken",
+    # API: filtering, the OpenAPI schema, and the Swagger UI / ReDoc assets served locally (issue: REST API).
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
     "webapp.core",
@@ -140,6 +144,32 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
+    # REST API issue: OpenAPI 3 schema, django-filter filtering, and throttling (per user, per anonymous IP,
+    # and a scope for the compute-heavy POST /api/link).
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": f"{envint('API_THROTTLE_ANON_PER_MIN', 300, 1)}/min",
+        "user": f"{envint('API_THROTTLE_USER_PER_MIN', 6000, 1)}/min",
+        "link": f"{envint('API_THROTTLE_LINK_PER_MIN', 600, 1)}/min",
+    },
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Entity-linking workbench API",
+    "DESCRIPTION": "Dictionaries, concepts, documents, mentions and links; curation decisions; /api/link; "
+    "import and export in PubTator, BioC (XML, JSON), brat standoff and JSONL. Token or session authentication.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "COMPONENT_SPLIT_REQUEST": True,  # separate request/response components: read-only fields stay out of inputs
+    "SWAGGER_UI_DIST": "SIDECAR",  # no CDN is reachable: assets come from drf-spectacular-sidecar
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Celery -------------------------------------------------------------------------------------
