@@ -23,6 +23,7 @@ from linker.linker import Linker, LinkerConfig
 from linker.retrieval import Mode, RetrievalConfig
 from linker.text import Preprocessor, TextConfig
 from linker.train import BioSynConfig, SynonymPretrainConfig
+from linker.train import TrainerConfig as TrainerConfigDefaults
 
 __all__ = ["build_index_main", "train_main", "evaluate_main", "link_main", "main"]
 
@@ -107,6 +108,8 @@ def train_main(
     biosyn = biosyn or BioSynConfig()
     pretrain = pretrain or SynonymPretrainConfig()
     torch.set_num_threads(biosyn.num_threads)
+    if biosyn.feature_cache is None and biosyn.train_scope == "head":
+        biosyn.feature_cache = pretrain.feature_cache
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     callback = _log_to(log_file)
@@ -140,6 +143,7 @@ def train_main(
         encoder,
         LinkerConfig(text=text_cfg, retrieval=RetrievalConfig(sparse_weight=sparse_weight, dense_scale=biosyn.dense_scale)),
         metadata={"training": report, "merged_train_names": len(merged)},
+        feature_cache=biosyn.feature_cache,
     )
     report["index_build_s"] = time.perf_counter() - t2
     linker.save(out)
@@ -235,6 +239,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     t.add_argument("--skip-pretrain", action="store_true")
     t.add_argument("--max-queries", type=int, default=0, help="train on the first N queries only (smoke tests)")
     t.add_argument("--log", help="append JSON progress lines here")
+    t.add_argument("--scope", choices=["head", "full"], default=BioSynConfig.train_scope,
+                   help="head: frozen transformer + trained projection head (CPU); full: the paper (GPU)")
+    t.add_argument("--threads", type=int, default=TrainerConfigDefaults.num_threads)
+    t.add_argument("--feature-cache", default="var/cache/features", help="folder for frozen-transformer features")
 
     e = sub.add_parser("evaluate", help="Acc@k of an artifact on PubTator gold mentions")
     e.add_argument("--artifact", required=True)
@@ -255,7 +263,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        sparse_only=args.sparse_only, quantize=args.quantize)
     elif args.command == "train":
         result = train_main(args.dictionary, args.train, args.out, _types(args.mention_types), args.base_model,
-                            BioSynConfig(epochs=args.epochs), SynonymPretrainConfig(max_pairs=args.pretrain_pairs),
+                            BioSynConfig(epochs=args.epochs, train_scope=args.scope, num_threads=args.threads,
+                                         feature_cache=args.feature_cache),
+                            SynonymPretrainConfig(max_pairs=args.pretrain_pairs, train_scope=args.scope,
+                                                  num_threads=args.threads, feature_cache=args.feature_cache),
                             args.skip_pretrain, args.log, args.max_queries)
         result = {k: v for k, v in result.items() if k not in ("pretrain", "biosyn")} | {
             "biosyn_last_epoch": result["biosyn"][-1] if result["biosyn"] else None}

@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from linker.dictionary import NameTable
-from linker.encoders.transformer import TransformerEncoder
+from linker.encoders.transformer import TransformerEncoder, cached_features
 from linker.index import DenseIndex
 from linker.losses import SynonymMarginalLoss
 from linker.retrieval import encode_names
@@ -83,7 +83,7 @@ class BioSynModel(nn.Module):
 @dataclass
 class _EpochData:
     candidates: np.ndarray  # [q, k] name rows
-    name_vectors: np.ndarray | None  # [N, h] this epoch's dictionary vectors (candidate_grad=False)
+    name_vectors: np.ndarray | None  # reserved: [N, h] dictionary vectors of the epoch
     sparse: np.ndarray  # [q, k] tf-idf scores
     targets: np.ndarray  # [q, k] bool
 
@@ -113,18 +113,38 @@ class BioSynTask:
         self._sparse_top: np.ndarray | None = None
         self._data: _EpochData | None = None
         self._metrics: dict[str, float] = {}
+        if config.train_scope not in ("head", "full"):
+            raise ValueError(f"train_scope must be 'head' or 'full', not {config.train_scope!r}")
+        self.head_only = config.train_scope == "head"
+        self._name_features: np.ndarray | None = None
+        self._query_features: np.ndarray | None = None
+        if self.head_only:
+            encoder = model.encoder
+            if encoder.head is None:
+                encoder.add_head(config.head_hidden)
+            encoder.model.requires_grad_(False)
+            # The frozen transformer runs once over every name and query; epochs only run the head.
+            self._name_features = cached_features(encoder, table.names, config.feature_cache,
+                                                  config.reencode_batch_size)
+            self._query_features = cached_features(encoder, self._texts, config.feature_cache,
+                                                   config.reencode_batch_size)
 
     def parameter_groups(self) -> list[dict[str, Any]]:
-        return [
-            {"params": list(self.model.encoder.parameters())},
-            {"params": [self.model.sparse_weight], "lr": self.config.sparse_weight_lr, "weight_decay": 0.0},
-        ]
+        encoder = self.model.encoder
+        if self.head_only:
+            assert encoder.head is not None
+            main = {"params": list(encoder.head.parameters()), "lr": self.config.head_lr}
+        else:
+            main = {"params": list(encoder.parameters())}
+        return [main, {"params": [self.model.sparse_weight], "lr": self.config.sparse_weight_lr, "weight_decay": 0.0}]
 
     # --- iterative candidate retrieval -------------------------------------------------------------
 
     def _dictionary_vectors(self, device: torch.device) -> np.ndarray:
         cfg = self.config
         encoder = self.model.encoder
+        if self._name_features is not None:
+            return encoder.project_numpy(self._name_features)
         if cfg.quantized_reencode and device.type == "cpu":
             # An int8 copy only picks candidates; the scores that train the model come from the float model.
             snapshot = copy.deepcopy(encoder).cpu()
@@ -142,8 +162,10 @@ class BioSynTask:
             _, self._sparse_top = self.sparse.top_k(self._texts, n_sparse)
         names = self._dictionary_vectors(device)
         index = DenseIndex.build(names)
-        query_encoder = self.model.encoder
-        qvec = query_encoder.encode(self._texts, batch_size=cfg.reencode_batch_size)
+        if self._query_features is not None:
+            qvec = self.model.encoder.project_numpy(self._query_features)
+        else:
+            qvec = self.model.encoder.encode(self._texts, batch_size=cfg.reencode_batch_size)
         _, dense_top = index.search(qvec, k)
         cands = np.zeros((len(self._texts), k), dtype=np.int64)
         for i in range(len(self._texts)):
@@ -166,7 +188,7 @@ class BioSynTask:
             [[c in q.concept_ids for c in row] for q, row in zip(self.queries, cand_concepts, strict=True)],
             dtype=bool,
         )
-        self._data = _EpochData(cands, None if self.config.candidate_grad else names, sparse, targets)
+        self._data = _EpochData(cands, None, sparse, targets)
         self._metrics = {
             "candidate_recall": float(targets.any(1).mean()) if len(targets) else 0.0,
             "sparse_weight": float(self.model.sparse_weight.detach()),
@@ -188,10 +210,12 @@ class BioSynTask:
         encoder = self.model.encoder
         b = len(batch)
         queries = [self._texts[i] for i in batch]
-        if data.name_vectors is not None:
-            tokens = {k: v.to(device) for k, v in encoder.tokenize(queries, self.config.max_length).items()}
-            q = encoder(tokens)  # [b, h]
-            c = torch.as_tensor(data.name_vectors[cands], device=device)  # [b, k, h], no gradient
+        if self._name_features is not None and self._query_features is not None:
+            # Head scope: the same S(m, n) and loss, on the frozen transformer's cached features.
+            qf = torch.as_tensor(self._query_features[batch], device=device)  # [b, h]
+            cf = torch.as_tensor(self._name_features[cands.reshape(-1)], device=device)  # [b*k, h]
+            q = encoder.project(qf)  # [b, h]
+            c = encoder.project(cf).view(b, cands.shape[1], -1)  # [b, k, h]
         else:
             unique_rows, inverse = np.unique(cands, return_inverse=True)
             texts = queries + [self.table.names[r] for r in unique_rows]
@@ -207,7 +231,10 @@ class BioSynTask:
 
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        self.model.encoder.save(folder / "encoder")
+        if self.head_only and self.model.encoder.head is not None:
+            torch.save(self.model.encoder.head.state_dict(), folder / "head.pt")
+        else:
+            self.model.encoder.save(folder / "encoder")
         (folder / "sparse_weight.txt").write_text(f"{float(self.model.sparse_weight.detach())}\n")
 
 

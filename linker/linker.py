@@ -23,7 +23,7 @@ from typing import Any
 
 from linker.data import ConceptRecord
 from linker.dictionary import NameTable
-from linker.encoders.transformer import TransformerEncoder
+from linker.encoders.transformer import TransformerEncoder, cached_features
 from linker.index import DenseIndex, IndexConfig
 from linker.retrieval import Candidate, HybridRetriever, RetrievalConfig, encode_names
 from linker.sparse import SparseEncoder
@@ -93,8 +93,14 @@ class Linker:
         encoder: TransformerEncoder | None,
         config: LinkerConfig | None = None,
         metadata: dict[str, Any] | None = None,
+        feature_cache: str | Path | None = None,
     ) -> Linker:
-        """Fit tf-idf on the dictionary's names and encode them into a dense index (no encoder: sparse only)."""
+        """Fit tf-idf on the dictionary's names and encode them into a dense index (no encoder: sparse only).
+
+        ``feature_cache``: a folder where the transformer's features are memoised (see
+        :func:`linker.encoders.transformer.cached_features`); only the projection head then runs for names
+        already seen by the same transformer.
+        """
         config = config or LinkerConfig()
         table = dictionary if isinstance(dictionary, NameTable) else NameTable.from_records(dictionary, config.text)
         meta = dict(metadata or {})
@@ -106,7 +112,11 @@ class Linker:
             if config.quantize and not encoder.quantized:
                 encoder.quantize()
             t0 = time.perf_counter()
-            vectors = encode_names(encoder, table.names, batch_size=config.encode_batch_size)
+            if feature_cache is not None and not encoder.quantized:
+                feats = cached_features(encoder, table.names, feature_cache, config.encode_batch_size)
+                vectors = encoder.project_numpy(feats)
+            else:
+                vectors = encode_names(encoder, table.names, batch_size=config.encode_batch_size)
             index = DenseIndex.build(vectors, config=config.index)
             meta["dense_build_s"] = time.perf_counter() - t0
         meta["names"] = len(table)

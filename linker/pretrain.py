@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from linker.dictionary import NameTable
-from linker.encoders.transformer import TransformerEncoder
+from linker.encoders.transformer import TransformerEncoder, cached_features
 from linker.losses import InBatchSynonymContrastiveLoss
 from linker.train import ProgressCallback, SynonymPretrainConfig, Trainer
 
@@ -51,8 +51,23 @@ class SynonymPretrainTask:
         self.pairs = list(pairs)
         self.config = config
         self.loss_fn = InBatchSynonymContrastiveLoss(config.ms_alpha, config.ms_beta, config.ms_base, config.ms_margin)
+        if config.train_scope not in ("head", "full"):
+            raise ValueError(f"train_scope must be 'head' or 'full', not {config.train_scope!r}")
+        self.head_only = config.train_scope == "head"
+        self._features: np.ndarray | None = None
+        self._row: dict[str, int] = {}
+        if self.head_only:
+            if encoder.head is None:
+                encoder.add_head(config.head_hidden)
+            encoder.model.requires_grad_(False)
+            names = sorted({n for a, b, _ in self.pairs for n in (a, b)})
+            self._row = {n: i for i, n in enumerate(names)}
+            self._features = cached_features(encoder, names, config.feature_cache)
 
     def parameter_groups(self) -> list[dict[str, Any]]:
+        if self.head_only:
+            assert self.encoder.head is not None
+            return [{"params": list(self.encoder.head.parameters()), "lr": self.config.head_lr}]
         return [{"params": list(self.encoder.parameters())}]
 
     def prepare_epoch(self, epoch: int, device: torch.device) -> list[np.ndarray]:
@@ -65,11 +80,18 @@ class SynonymPretrainTask:
         pairs = [self.pairs[i] for i in batch]
         texts = [p[0] for p in pairs] + [p[1] for p in pairs]
         labels = torch.as_tensor([p[2] for p in pairs] * 2, device=device)
+        if self._features is not None:
+            feats = torch.as_tensor(self._features[[self._row[t] for t in texts]], device=device)  # [2b, h]
+            return self.loss_fn(self.encoder.project(feats), labels), len(texts)
         tokens = {k: v.to(device) for k, v in self.encoder.tokenize(texts, self.config.max_length).items()}
         return self.loss_fn(self.encoder(tokens), labels), len(texts)
 
     def save(self, folder: Path) -> None:
-        self.encoder.save(folder)
+        if self.head_only and self.encoder.head is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            torch.save(self.encoder.head.state_dict(), folder / "head.pt")
+        else:
+            self.encoder.save(folder)
 
 
 def pretrain_synonyms(

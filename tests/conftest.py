@@ -59,3 +59,14 @@ def alice_client(client, alice):  # type: ignore[no-untyped-def]
 def bob_client(client, bob):  # type: ignore[no-untyped-def]
     client.force_login(bob)
     return client
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
+    """One test database per pytest process, so two runs on one server never drop each other's database."""
+    import os
+
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    db.setdefault("TEST", {})["NAME"] = f"test_{db['NAME']}_{os.getpid()}"

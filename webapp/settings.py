@@ -146,7 +146,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     # REST API issue: OpenAPI 3 schema, django-filter filtering, and throttling (per user, per anonymous IP,
     # and a scope for the compute-heavy POST /api/link).
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "webapp.api.schema.AutoSchema",  # drf-spectacular's, with the error answers
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",

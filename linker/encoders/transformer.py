@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["TransformerEncoder", "default_base_model", "Pooling"]
+__all__ = ["TransformerEncoder", "ProjectionHead", "default_base_model", "Pooling", "cached_features"]
 
 Pooling = Literal["cls", "mean"]
 _CONFIG_FILE = "encoder.json"
@@ -44,6 +44,25 @@ def _offline() -> None:
     # Nothing downloads weights at run time: fail on a missing file rather than reach for the hub.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+class ProjectionHead(nn.Module):
+    """A residual MLP on the pooled vector, ``x + W2 gelu(W1 x)``, with W2 zero-initialised so that a
+    new head leaves the base model's vectors unchanged. It is what gets trained when the transformer is
+    frozen (``train_scope="head"``: the CPU path, where the transformer's features are computed once)."""
+
+    def __init__(self, dim: int, hidden: int = 768) -> None:
+        super().__init__()
+        self.dim = dim
+        self.hidden = hidden
+        self.up = nn.Linear(dim, hidden)
+        self.down = nn.Linear(hidden, dim)
+        nn.init.zeros_(self.down.weight)
+        nn.init.zeros_(self.down.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # x [b, h] -> [b, h]
+        return x + self.down(nn.functional.gelu(self.up(x)))
 
 
 class TransformerEncoder(nn.Module):
@@ -72,7 +91,13 @@ class TransformerEncoder(nn.Module):
         self.max_length = max_length
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_path, local_files_only=True)
         self.model = AutoModel.from_pretrained(self.model_path, local_files_only=True)
+        self.head: ProjectionHead | None = None
         self._quantized: nn.Module | None = None
+
+    def add_head(self, hidden: int = 768) -> ProjectionHead:
+        """Attach a (new, identity-initialised) projection head; returns it."""
+        self.head = ProjectionHead(self.dim, hidden)
+        return self.head
 
     @property
     def dim(self) -> int:
@@ -92,19 +117,23 @@ class TransformerEncoder(nn.Module):
         )
         return {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
 
-    def _pool(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        # hidden [b, t, h], mask [b, t] -> [b, h]
+    def _features(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        # hidden [b, t, h], mask [b, t] -> pooled [b, h] (before the head and normalisation)
         if self.pooling == "cls":
-            pooled = hidden[:, 0]
-        else:
-            m = mask.unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
-        if self.normalize:
-            pooled = nn.functional.normalize(pooled, dim=-1)
-        return pooled
+            return hidden[:, 0]
+        m = mask.unsqueeze(-1).to(hidden.dtype)
+        return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
+
+    def project(self, features: torch.Tensor) -> torch.Tensor:
+        """Pooled features [b, h] -> output vectors [b, h]: the head (if any), then L2 normalisation."""
+        out = self.head(features) if self.head is not None else features
+        return nn.functional.normalize(out, dim=-1) if self.normalize else out
+
+    def _pool(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.project(self._features(hidden, mask))
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Tokenised batch (tensors on the model's device) -> pooled vectors [b, h], with gradients."""
+        """Tokenised batch (tensors on the model's device) -> output vectors [b, h], with gradients."""
         out = self.model(**batch).last_hidden_state
         return self._pool(out, batch["attention_mask"])
 
@@ -131,6 +160,29 @@ class TransformerEncoder(nn.Module):
         show_progress: bool = False,
     ) -> np.ndarray:
         """Texts -> float32 array [n, h]; batches are formed over texts sorted by length."""
+        return self._run(texts, batch_size, max_length, show_progress, features_only=False)
+
+    def features(self, texts: Sequence[str], batch_size: int = 256, max_length: int | None = None) -> np.ndarray:
+        """Pooled transformer features [n, h] (no head, no normalisation): the input of :meth:`project`."""
+        return self._run(texts, batch_size, max_length, False, features_only=True)
+
+    def project_numpy(self, features: np.ndarray, batch_size: int = 65536) -> np.ndarray:
+        """:meth:`project` over a feature matrix, without gradients."""
+        out = np.empty_like(features, dtype=np.float32)
+        with torch.inference_mode():
+            for i in range(0, len(features), batch_size):
+                chunk = torch.as_tensor(features[i : i + batch_size], dtype=torch.float32)
+                out[i : i + batch_size] = self.project(chunk).numpy()
+        return out
+
+    def _run(
+        self,
+        texts: Sequence[str],
+        batch_size: int,
+        max_length: int | None,
+        show_progress: bool,
+        features_only: bool,
+    ) -> np.ndarray:
         n = len(texts)
         out = np.zeros((n, self.dim), dtype=np.float32)
         if n == 0:
@@ -152,7 +204,8 @@ class TransformerEncoder(nn.Module):
                     batch = self.tokenize([texts[i] for i in idx], max_length)
                     batch = {k: v.to(device) for k, v in batch.items()}
                     hidden = model(**batch).last_hidden_state
-                    out[idx] = self._pool(hidden, batch["attention_mask"]).float().cpu().numpy()
+                    pooled = self._features(hidden, batch["attention_mask"]).float().cpu()
+                    out[idx] = (pooled if features_only else self.project(pooled)).numpy()
         finally:
             self.model.train(was_training)
         return out
@@ -165,7 +218,10 @@ class TransformerEncoder(nn.Module):
         folder.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(folder)
         self.tokenizer.save_pretrained(folder)
-        cfg = {"pooling": self.pooling, "normalize": self.normalize, "max_length": self.max_length}
+        cfg: dict[str, object] = {"pooling": self.pooling, "normalize": self.normalize, "max_length": self.max_length}
+        if self.head is not None:
+            torch.save(self.head.state_dict(), folder / "head.pt")
+            cfg["head_hidden"] = self.head.hidden
         (folder / _CONFIG_FILE).write_text(json.dumps(cfg, indent=2) + "\n")
 
     @classmethod
@@ -179,6 +235,56 @@ class TransformerEncoder(nn.Module):
             normalize=cfg.get("normalize", True),
             max_length=cfg.get("max_length", 25),
         )
+        if cfg.get("head_hidden"):
+            head = enc.add_head(int(cfg["head_hidden"]))
+            head.load_state_dict(torch.load(folder / "head.pt", map_location="cpu", weights_only=True))
         if quantize:
             enc.quantize()
         return enc
+
+
+def cached_features(
+    encoder: TransformerEncoder, texts: Sequence[str], cache_dir: str | Path | None, batch_size: int = 256
+) -> np.ndarray:
+    """:meth:`TransformerEncoder.features` of ``texts`` [n, h], memoised on disk under ``cache_dir``.
+
+    One store per frozen transformer (keyed by the content of its weights, pooling and max length): a
+    ``.npy`` of features and a ``.json`` list of their texts. Only texts missing from the store are
+    encoded, then appended, so a dictionary with a few merged training mentions costs only those.
+    """
+    import hashlib
+
+    unique: dict[str, int] = {}
+    positions = np.fromiter((unique.setdefault(t, len(unique)) for t in texts), dtype=np.int64, count=len(texts))
+    distinct = list(unique)
+    if cache_dir is None or encoder.quantized:
+        return encoder.features(distinct, batch_size=batch_size)[positions]
+    weights = encoder.model_path / "model.safetensors"
+    # The weights' content, not their path: a trained artifact whose transformer was frozen reuses the base
+    # model's features.
+    stamp = hashlib.sha1(weights.read_bytes()).hexdigest() if weights.exists() else str(encoder.model_path)
+    key = hashlib.sha1(f"{stamp}|{encoder.pooling}|{encoder.max_length}".encode()).hexdigest()[:20]
+    folder = Path(cache_dir)
+    feats_path, texts_path = folder / f"features-{key}.npy", folder / f"features-{key}.json"
+    stored: list[str] = []
+    feats = np.zeros((0, encoder.dim), dtype=np.float32)
+    if feats_path.exists() and texts_path.exists():
+        stored = json.loads(texts_path.read_text(encoding="utf-8"))
+        feats = np.load(feats_path)
+        if len(stored) != len(feats):
+            stored, feats = [], np.zeros((0, encoder.dim), dtype=np.float32)
+    where = {t: i for i, t in enumerate(stored)}
+    missing = [t for t in distinct if t not in where]
+    if missing:
+        feats = np.concatenate([feats, encoder.features(missing, batch_size=batch_size)])
+        for t in missing:
+            where[t] = len(stored)
+            stored.append(t)
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp_f, tmp_t = folder / f".features-{key}.tmp.npy", folder / f".features-{key}.tmp.json"
+        np.save(tmp_f, feats)
+        tmp_t.write_text(json.dumps(stored, ensure_ascii=False), encoding="utf-8")
+        tmp_f.replace(feats_path)
+        tmp_t.replace(texts_path)
+    rows = np.fromiter((where[t] for t in distinct), dtype=np.int64, count=len(distinct))
+    return feats[rows][positions]

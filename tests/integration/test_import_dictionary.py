@@ -278,9 +278,8 @@ def test_same_file_into_another_dictionary_is_imported(db, tmp_path):
 
 
 # Refusal tests run with real commits (transaction=True), so the importer's own transaction is the outermost
-# one and its rollback is the real thing, not a savepoint's; serialized_rollback restores what migrations
-# wrote (the role groups) for the tests that come after.
-committed = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+# one and its rollback is the real thing, not a savepoint's.
+committed = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture

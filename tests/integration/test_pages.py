@@ -161,7 +161,7 @@ def test_dictionary_list_shows_versions_with_stored_or_counted_counts(bob_client
     latest = re.search(r"<tr>\s*<td><a[^>]*>2024-01</a>.*?</tr>", html, re.S).group(0)  # type: ignore[union-attr]
     assert re.findall(r'<td class="num">(\d+)</td>', latest) == ["4", "8", "4"]  # counted: 4 concepts, 8 names, 4 edges
     old = re.search(r"<tr>\s*<td><a[^>]*>2011</a>.*?</tr>", html, re.S).group(0)  # type: ignore[union-attr]
-    assert re.findall(r'<td class="num">(\d+)</td>', old) == ["1200", "3400", "56"]  # stored at import
+    assert re.findall(r'<td class="num">([\d,]+)</td>', old) == ["1,200", "3,400", "56"]  # stored at import
     assertContains(response, "latest")
 
 
@@ -420,3 +420,26 @@ def test_pages_run_a_fixed_number_of_queries(bob_client: Client, kb: KB) -> None
         extra = _mention(kb.doc, "cancer", occurrence=i % 3, mention_type=f"T{i}")
         Link.objects.create(mention=extra, concept=child, concept_ref=child.concept_id, origin="gold")
     assert counts() == before
+
+
+def test_dictionary_without_a_release_says_so(bob_client: Client) -> None:
+    Dictionary.objects.create(slug="hpo", title="HPO")
+    response = bob_client.get("/dictionaries/hpo/")
+    assertContains(response, "No release of this dictionary has been imported yet.")
+    assert bob_client.get("/dictionaries/hpo/search/?q=abc").status_code == 404
+    assertContains(bob_client.get("/dictionaries/"), "No release of this dictionary has been imported yet.")
+
+
+@pytest.mark.parametrize(
+    "title,text,headings",
+    [
+        ("Only a title", "Only a title", []),  # the text is the title: shown once, as text
+        ("A title kept apart", "The abstract alone.", ["A title kept apart"]),  # not in the text: shown above it
+        ("", "No title at all.", []),
+    ],
+)
+def test_document_title_is_shown_once(bob_client: Client, kb: KB, title: str, text: str, headings: list[str]) -> None:
+    doc = Document.objects.create(collection=kb.collection, external_id="t", title=title, text=text)
+    html = bob_client.get(f"/collections/ncbi-dev/documents/{doc.pk}/").content.decode()
+    assert re.findall(r'<h2 class="doc-title">(.*?)</h2>', html) == headings
+    assert f'<div class="doc-text">{text}</div>' in html

@@ -29,8 +29,15 @@ def test_normalize_handles_unicode_punctuation_and_is_idempotent() -> None:
     assert normalize(once) == once
 
 
+def test_normalize_american_spelling_and_html_entities() -> None:
+    assert normalize("Haemolytic anaemia with oedema") == "hemolytic anemia with edema"
+    assert normalize("Wilms&apos; tumour") == "wilms tumor"
+    assert normalize("aerosol shoe") == "aerosol shoe"
+    assert normalize("anaemia", TextConfig(american_spelling=False)) == "anaemia"
+
+
 def test_normalize_steps_can_be_switched_off() -> None:
-    cfg = TextConfig(lowercase=False, remove_punctuation=False)
+    cfg = TextConfig(lowercase=False, remove_punctuation=False, american_spelling=False)
     assert normalize("  Von Hippel-Lindau  disease ", cfg) == "Von Hippel-Lindau disease"
 
 
@@ -46,6 +53,16 @@ def test_abbreviation_first_letter_must_start_a_word() -> None:
 def test_abbreviation_short_then_long_variant() -> None:
     abbrs = find_abbreviations("Mutations of the DMD (Duchenne muscular dystrophy) gene are common.")
     assert abbrs == {"DMD": "Duchenne muscular dystrophy"}
+
+
+def test_abbreviation_word_initials_win_over_a_shorter_backward_match() -> None:
+    abbrs = find_abbreviations("A milder form, attenuated adenomatous polyposis coli (AAPC), was seen.")
+    assert abbrs == {"AAPC": "attenuated adenomatous polyposis coli"}
+
+
+def test_abbreviation_plural_short_form_also_defines_the_singular() -> None:
+    abbrs = find_abbreviations("Deaths from cocaine-induced excited delirium (EDDs) were studied.")
+    assert abbrs["EDDs"] == abbrs["EDD"] == "excited delirium"
 
 
 def test_abbreviation_backward_matching_skips_words_without_letters_of_the_short_form() -> None:
@@ -100,13 +117,32 @@ def test_expand_plural_short_form() -> None:
         ("cancer of the renal pelvis and bladder", ["cancer of the renal pelvis", "cancer of the bladder"]),
         ("deficiency of C6 and C7", ["deficiency of C6", "deficiency of C7"]),
         ("pancreatic cysts and tumors", ["pancreatic cysts", "pancreatic tumors"]),
+        ("familial breast and ovarian cancer", ["familial breast cancer", "familial ovarian cancer"]),
+        (
+            "demyelination in the central and peripheral nervous system",
+            ["demyelination in the central nervous system", "demyelination in the peripheral nervous system"],
+        ),
+        ("inherited and sporadic forms of the cancer", ["inherited forms of the cancer", "sporadic forms of the cancer"]),
+        ("colorectal, breast and head and neck cancers", ["colorectal cancers", "breast cancers", "head and neck cancers"]),
     ],
 )
 def test_split_composite(mention: str, parts: list[str]) -> None:
     assert split_composite(mention) == parts
 
 
-@pytest.mark.parametrize("mention", ["breast cancer", "ataxia-telangiectasia", "HNPCC", "type 2 diabetes"])
+@pytest.mark.parametrize(
+    "mention",
+    [
+        "breast cancer",
+        "ataxia-telangiectasia",
+        "HNPCC",
+        "type 2 diabetes",
+        "sudden, unexplained death",  # commas alone are an adjective list
+        "head and neck cancer",  # a fixed coordination
+        "heart rate and cardiac output",  # two phrases, no shared head
+        "complement deficiencies (C2 and C7)",  # parentheses are left alone
+    ],
+)
 def test_split_leaves_simple_mentions_alone(mention: str) -> None:
     assert split_composite(mention) == [mention]
 

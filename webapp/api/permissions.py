@@ -23,3 +23,12 @@ class IsAdmin(BasePermission):
 
     def has_permission(self, request: Any, view: Any) -> bool:
         return is_admin(request.user)
+
+
+class IsCuratorForAll(BasePermission):
+    """Curators (and admins) for every method: recording decisions and POST /api/link write nothing an admin owns."""
+
+    message = "This needs the curator or admin role."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        return is_curator(request.user)

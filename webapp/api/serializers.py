@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from webapp.core.models import ImportJob
-from webapp.corpus.models import Collection
+from webapp.corpus.decisions import Action
+from webapp.corpus.formats import FORMATS
+from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion
 
 
@@ -36,7 +41,7 @@ class ConceptSerializer(serializers.ModelSerializer):
 
 
 class CollectionSerializer(serializers.ModelSerializer):
-    dictionary = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    dictionary = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
     document_count = serializers.IntegerField(read_only=True)
 
     class Meta:
@@ -59,3 +64,243 @@ class ImportRequestSerializer(serializers.Serializer):
     slug = serializers.SlugField(help_text="Dictionary slug (kind=dictionary) or collection slug (kind=documents).")
     title = serializers.CharField(required=False, allow_blank=True)
     dictionary = serializers.SlugField(required=False, help_text="For documents: resolve gold ids in this dictionary.")
+
+
+# --- concepts: detail with the hierarchy -------------------------------------------------------------
+
+
+class ConceptRefSerializer(serializers.Serializer):
+    concept_id = serializers.CharField()
+    preferred_name = serializers.CharField()
+
+
+class ConceptDetailSerializer(ConceptSerializer):
+    parents = serializers.SerializerMethodField()
+    children = serializers.SerializerMethodField()
+
+    class Meta(ConceptSerializer.Meta):
+        fields = [*ConceptSerializer.Meta.fields, "parents", "children"]
+
+    @extend_schema_field(ConceptRefSerializer(many=True))
+    def get_parents(self, concept: Concept) -> list[dict[str, str]]:
+        edges = concept.parent_edges.select_related("parent").order_by("parent__concept_id")
+        return [{"concept_id": e.parent.concept_id, "preferred_name": e.parent.preferred_name} for e in edges]
+
+    @extend_schema_field(ConceptRefSerializer(many=True))
+    def get_children(self, concept: Concept) -> list[dict[str, str]]:
+        edges = concept.child_edges.select_related("child").order_by("child__concept_id")
+        return [{"concept_id": e.child.concept_id, "preferred_name": e.child.preferred_name} for e in edges]
+
+
+class DictionaryUploadSerializer(serializers.Serializer):
+    """Input of POST /api/dictionaries/upload/: the file goes to the shared artifact volume, a worker imports it."""
+
+    file = serializers.FileField()
+    slug = serializers.SlugField(max_length=64)
+    title = serializers.CharField(required=False, allow_blank=True, max_length=200)
+
+
+# --- collections and documents -------------------------------------------------------------------------
+
+
+class CollectionCreateSerializer(serializers.ModelSerializer):
+    dictionary = serializers.SlugRelatedField(
+        slug_field="slug", queryset=Dictionary.objects.all(), required=False, allow_null=True,
+        help_text="Slug of the dictionary whose concepts the mentions link to.",
+    )
+
+    class Meta:
+        model = Collection
+        fields = ["slug", "title", "description", "dictionary"]
+
+
+class UploadSerializer(serializers.Serializer):
+    """Input of POST /api/collections/{slug}/upload/: a file in one of the interchange formats."""
+
+    file = serializers.FileField(help_text="PubTator, BioC XML, BioC JSON, JSON Lines, or a zip of brat .txt/.ann files.")
+    format = serializers.ChoiceField(choices=list(FORMATS))
+    dictionary = serializers.SlugField(required=False, help_text="Resolve the file's ids in this dictionary (default: the collection's).")
+
+
+class ImportReportSerializer(serializers.Serializer):
+    collection = serializers.CharField()
+    documents = serializers.IntegerField()
+    skipped_documents = serializers.IntegerField()
+    mentions = serializers.IntegerField()
+    links = serializers.IntegerField()
+    resolved_links = serializers.IntegerField()
+    unresolved_links = serializers.IntegerField()
+    nil_links = serializers.IntegerField()
+    warnings = serializers.ListField(child=serializers.CharField())
+    message = serializers.CharField()
+
+
+class LinkSerializer(serializers.ModelSerializer):
+    concept_id = serializers.CharField(source="concept.concept_id", read_only=True, allow_null=True, default=None)
+    preferred_name = serializers.CharField(source="concept.preferred_name", read_only=True, allow_null=True, default=None)
+    created_by = serializers.CharField(source="created_by.username", read_only=True, allow_null=True, default=None)
+
+    class Meta:
+        model = Link
+        fields = ["id", "mention", "part", "concept_id", "preferred_name", "concept_ref", "nil", "origin", "score", "rank", "model_version", "created_by", "created_at"]
+
+
+class MentionSerializer(serializers.ModelSerializer):
+    document_external_id = serializers.CharField(source="document.external_id", read_only=True)
+    collection = serializers.CharField(source="document.collection.slug", read_only=True)
+    links = LinkSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Mention
+        fields = ["id", "document", "document_external_id", "collection", "start", "end", "text", "mention_type", "status", "source", "part_texts", "created_at", "updated_at", "links"]
+
+
+class DocumentListSerializer(serializers.ModelSerializer):
+    collection = serializers.CharField(source="collection.slug", read_only=True)
+    mention_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Document
+        fields = ["id", "collection", "external_id", "title", "mention_count", "created_at"]
+
+
+class DocumentDetailSerializer(DocumentListSerializer):
+    mentions = serializers.SerializerMethodField()
+
+    class Meta(DocumentListSerializer.Meta):
+        fields = [*DocumentListSerializer.Meta.fields, "text", "metadata", "mentions"]
+
+    @extend_schema_field(MentionSerializer(many=True))
+    def get_mentions(self, document: Document) -> list[dict[str, Any]]:
+        return MentionSerializer(document.mentions.all(), many=True).data  # type: ignore[return-value]
+
+
+class LinkInputSerializer(serializers.Serializer):
+    part = serializers.IntegerField(min_value=0, max_value=50, default=0)
+    concept_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    nil = serializers.BooleanField(default=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["nil"] == bool(attrs["concept_id"]):
+            raise serializers.ValidationError("give either a concept_id or nil: true")
+        return attrs
+
+
+class MentionInputSerializer(serializers.Serializer):
+    start = serializers.IntegerField(min_value=0)
+    end = serializers.IntegerField(min_value=1)
+    mention_type = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    links = LinkInputSerializer(many=True, required=False, default=list)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["end"] <= attrs["start"]:
+            raise serializers.ValidationError("end must be greater than start")
+        parts = [link["part"] for link in attrs["links"]]
+        if len(parts) != len(set(parts)):
+            raise serializers.ValidationError("each composite part can be linked once")
+        return attrs
+
+
+class DocumentCreateSerializer(serializers.Serializer):
+    """Input of POST /api/documents/: one document, with gold mentions and links if it has any."""
+
+    collection = serializers.SlugRelatedField(slug_field="slug", queryset=Collection.objects.all())
+    external_id = serializers.CharField(max_length=120)
+    title = serializers.CharField(required=False, allow_blank=True, default="", help_text="The title, if the text starts with it.")
+    text = serializers.CharField(max_length=1_000_000, trim_whitespace=False)
+    metadata = serializers.DictField(required=False, default=dict)
+    mentions = MentionInputSerializer(many=True, required=False, default=list)
+
+    def validate_text(self, text: str) -> str:
+        if "\x00" in text:
+            raise serializers.ValidationError("the text contains a NUL character")
+        return text
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        errors = {
+            i: f"span {m['start']}-{m['end']} is outside the text (length {len(attrs['text'])})"
+            for i, m in enumerate(attrs["mentions"])
+            if m["end"] > len(attrs["text"])
+        }
+        if errors:
+            raise serializers.ValidationError({"mentions": errors})
+        return attrs
+
+
+# --- mentions: decisions -----------------------------------------------------------------------------
+
+
+class DecisionInputSerializer(serializers.Serializer):
+    """Input of POST /api/mentions/{id}/decision/."""
+
+    action = serializers.ChoiceField(choices=[a.value for a in Action])
+    concept_id = serializers.CharField(max_length=100, required=False, allow_blank=True, default="", help_text="The chosen concept (relink; optional for accept).")
+    dictionary = serializers.SlugField(required=False, help_text="Where to find concept_id when the collection has no dictionary.")
+    part = serializers.IntegerField(min_value=0, max_value=50, default=0)
+    updated_at = serializers.DateTimeField(help_text="The mention's updated_at as you read it; a stale value gets 409.")
+    model_version = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
+
+
+class ConflictSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    current = MentionSerializer()
+
+
+# --- POST /api/link ---------------------------------------------------------------------------------
+
+
+class SpanInputSerializer(serializers.Serializer):
+    start = serializers.IntegerField(min_value=0)
+    end = serializers.IntegerField(min_value=1)
+    mention_type = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["end"] <= attrs["start"]:
+            raise serializers.ValidationError("end must be greater than start")
+        return attrs
+
+
+class LinkRequestSerializer(serializers.Serializer):
+    dictionary = serializers.SlugField(help_text="The dictionary whose active index links the text.")
+    text = serializers.CharField(max_length=100_000, trim_whitespace=False)
+    mentions = SpanInputSerializer(
+        many=True, required=False, max_length=2000,
+        help_text="Spans to link; left out, mentions are found by matching the dictionary's names.",
+    )
+    k = serializers.IntegerField(min_value=1, max_value=50, default=10, help_text="Candidates per mention part.")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        bad = {i: f"span {m['start']}-{m['end']} is outside the text (length {len(attrs['text'])})"
+               for i, m in enumerate(attrs.get("mentions") or []) if m["end"] > len(attrs["text"])}
+        if bad:
+            raise serializers.ValidationError({"mentions": bad})
+        return attrs
+
+
+class CandidateSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    part = serializers.IntegerField()
+    concept_id = serializers.CharField()
+    preferred_name = serializers.CharField(allow_blank=True)
+    matched_name = serializers.CharField()
+    score = serializers.FloatField()
+    dense = serializers.FloatField(allow_null=True)
+    sparse = serializers.FloatField(allow_null=True)
+    known_types = serializers.ListField(child=serializers.CharField())
+
+
+class LinkedMentionSerializer(serializers.Serializer):
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+    text = serializers.CharField()
+    mention_type = serializers.CharField(allow_blank=True)
+    source = serializers.ChoiceField(choices=["given", "detected"])
+    candidates = CandidateSerializer(many=True)
+
+
+class LinkResponseSerializer(serializers.Serializer):
+    dictionary = serializers.CharField()
+    release = serializers.CharField()
+    model_version = serializers.CharField()
+    index_version = serializers.IntegerField()
+    mentions = LinkedMentionSerializer(many=True)

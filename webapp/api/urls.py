@@ -1,3 +1,6 @@
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
 from webapp.api import views
@@ -8,6 +11,23 @@ router = DefaultRouter()
 router.register("dictionaries", views.DictionaryViewSet, basename="dictionary")
 router.register("concepts", views.ConceptViewSet, basename="concept")
 router.register("collections", views.CollectionViewSet, basename="collection")
+router.register("documents", views.DocumentViewSet, basename="document")
+router.register("mentions", views.MentionViewSet, basename="mention")
+router.register("links", views.LinkViewSet, basename="link")
 router.register("imports", views.ImportJobViewSet, basename="import")
 
-urlpatterns = router.urls
+urlpatterns = [
+    # Before the router: "dictionaries/upload/" would otherwise be read as the detail of a dictionary "upload".
+    path("dictionaries/upload/", views.DictionaryUploadView.as_view(), name="dictionary-upload"),
+    path("link", views.LinkTextView.as_view(), name="link-text"),
+    path("link/", views.LinkTextView.as_view(schema=None)),  # the same, for clients that add a slash
+    # Pipelines trade a username and password for a token (then send "Authorization: Token <key>").
+    path("auth/token/", obtain_auth_token, name="token"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    *router.urls,
+    # Last: a JSON 404 for unknown paths (an id with a "/" in it, a malformed slug) instead of Django's HTML
+    # page. Only paths ending in "/", so that CommonMiddleware still redirects "/api/mentions" to "/api/mentions/".
+    re_path(r"^.*/$", views.NotFoundView.as_view(), name="not-found"),
+]

@@ -51,6 +51,8 @@ def document_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "document": document,
         "rows": rows,
         "blocks": text_blocks(document, rows),
+        # A title that is not part of the text (no offsets count over it) is shown above it, unhighlighted.
+        "plain_title": "" if document.text.startswith(document.title) else document.title,
         "status_counts": status_counts(rows),
         "statuses": Mention.Status.choices,
         "previous": previous,

@@ -29,17 +29,21 @@ CONCEPTS_PER_PAGE = 50
 MAX_CHILDREN = 200
 
 
-def _version(request: HttpRequest, dictionary: Dictionary) -> DictionaryVersion:
-    """The version named by ``?version=``, or the newest one; 404 where there is none."""
+def _versions(dictionary: Dictionary) -> list[DictionaryVersion]:
+    return list(dictionary.versions.order_by("-imported_at"))
+
+
+def _version(request: HttpRequest, versions: list[DictionaryVersion]) -> DictionaryVersion:
+    """The version named by ``?version=<pk>``, or the newest one; 404 where there is none."""
     requested = request.GET.get("version", "")
-    if requested:
-        if not requested.isdigit():
-            raise Http404("version must be a number")
-        return get_object_or_404(DictionaryVersion, dictionary=dictionary, pk=int(requested))
-    latest = dictionary.latest_version()
-    if latest is None:
-        raise Http404(f"{dictionary.slug} has no version yet")
-    return latest
+    if not requested:
+        if not versions:
+            raise Http404("this dictionary has no version yet")
+        return versions[0]
+    for version in versions:
+        if str(version.pk) == requested:
+            return version
+    raise Http404(f"this dictionary has no version {requested!r}")
 
 
 @require_GET
@@ -52,10 +56,10 @@ def dictionary_list(request: HttpRequest) -> HttpResponse:
 @curator_required
 def dictionary_detail(request: HttpRequest, slug: str) -> HttpResponse:
     dictionary = get_object_or_404(Dictionary, slug=slug)
-    versions = list(dictionary.versions.order_by("-imported_at"))
+    versions = _versions(dictionary)
     if not versions:
         return render(request, "vocab/dictionary_detail.html", {"dictionary": dictionary, "version": None})
-    version = _version(request, dictionary)
+    version = _version(request, versions)
     query = request.GET.get("q", "").strip()
     concepts = Concept.objects.filter(version=version).select_related("version__dictionary")
     page = Paginator(concepts, CONCEPTS_PER_PAGE).get_page(request.GET.get("page"))
@@ -83,7 +87,7 @@ def dictionary_detail(request: HttpRequest, slug: str) -> HttpResponse:
 def concept_search(request: HttpRequest, slug: str) -> HttpResponse:
     """The typeahead's endpoint: always the results fragment."""
     dictionary = get_object_or_404(Dictionary, slug=slug)
-    version = _version(request, dictionary)
+    version = _version(request, _versions(dictionary))
     query = request.GET.get("q", "").strip()
     context = {
         "dictionary": dictionary,
@@ -99,12 +103,15 @@ def concept_search(request: HttpRequest, slug: str) -> HttpResponse:
 @curator_required
 def concept_detail(request: HttpRequest, slug: str, concept_id: str) -> HttpResponse:
     dictionary = get_object_or_404(Dictionary, slug=slug)
-    version = _version(request, dictionary)
+    version = _version(request, _versions(dictionary))
     concept = Concept.objects.filter(version=version, concept_id=concept_id).first()
     if concept is None:
-        # An alternative id (a merged or secondary id) leads to the concept that carries it.
-        concept = get_object_or_404(Concept, version=version, alt_ids__contains=[concept_id])
-        return redirect(concept_url(concept))
+        # An alternative id (a merged or secondary id) leads to the concept that carries it; MEDIC lists
+        # some alternative ids under more than one concept, so the first by id is taken.
+        carrier = Concept.objects.filter(version=version, alt_ids__contains=[concept_id]).order_by("concept_id").first()
+        if carrier is None:
+            raise Http404(f"{concept_id} is not a concept of {dictionary.slug} {version.release}")
+        return redirect(concept_url(carrier))
     edges = HierarchyEdge.objects.select_related("parent__version__dictionary", "child__version__dictionary")
     children = list(edges.filter(parent=concept).order_by("child__preferred_name")[: MAX_CHILDREN + 1])
     context = {

@@ -46,12 +46,7 @@ class MentionRecord:
     where: str = ""
 
     def ids_field(self) -> str:
-        """PubTator's id column: parts joined by ``|``, ``-1`` for NIL, empty without links."""
-        if not self.links:
-            return ""
-        if all(link.nil for link in self.links):
-            return "-1"
-        return "|".join(link.concept_id if not link.nil else "-1" for link in self.links)
+        return ids_field(self.links)
 
 
 @dataclass
@@ -70,6 +65,15 @@ class DocumentRecord:
         if self.title and self.text.startswith(self.title + " "):
             return self.title, self.text[len(self.title) + 1 :]
         return "", self.text
+
+
+def ids_field(links: tuple[LinkRecord, ...]) -> str:
+    """PubTator's id column: parts joined by ``|``, ``-1`` for NIL, empty without links."""
+    if not links:
+        return ""
+    if all(link.nil for link in links):
+        return "-1"
+    return "|".join(link.concept_id if not link.nil else "-1" for link in links)
 
 
 def links_from_ids(raw: str) -> tuple[LinkRecord, ...]:

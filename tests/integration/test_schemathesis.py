@@ -1,0 +1,116 @@
+"""Acceptance 2: schemathesis against the OpenAPI schema finds no server error and no schema violation.
+
+Runs in-process against the WSGI application (no server, the test database), authenticated as an admin so
+every operation is reachable, over a small world (a dictionary with an active sparse index, a collection,
+a document with a mention and links). Bounded: a fixed number of examples per operation, no shrinking
+beyond a few seconds, so it finishes in a couple of minutes on two cores.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import schemathesis
+from django.core import signals
+from django.db import close_old_connections
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import Unsatisfiable
+from rest_framework.authtoken.models import Token
+from schemathesis import GenerationMode
+
+from linker.data import ConceptRecord, Synonym
+from linker.linker import Linker
+from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.training.models import IndexVersion
+from webapp.training.registry import forget_all
+from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, HierarchyEdge, Name
+
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+
+EXAMPLES_PER_OPERATION = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "15"))
+# Valid inputs and invalid ones (wrong types, missing fields, out-of-range values), as the CLI generates.
+MODES = [GenerationMode.POSITIVE, GenerationMode.NEGATIVE]
+# Checks of the acceptance: no 5xx, documented status codes and content types, bodies and headers
+# that match their schema. (Not "positive data acceptance": a schema-valid slug that names nothing is a 404.)
+CHECKS = [
+    schemathesis.checks.not_a_server_error,
+    schemathesis.checks.status_code_conformance,
+    schemathesis.checks.content_type_conformance,
+    schemathesis.checks.response_schema_conformance,
+    schemathesis.checks.response_headers_conformance,
+]
+
+
+@pytest.fixture
+def _keep_the_test_connection() -> Iterator[None]:
+    """Requests go through the real WSGI handler, whose request signals would close the connection that
+    holds the test's transaction; Django's own test client disconnects them the same way."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def world(db, tmp_path: Path, settings, _keep_the_test_connection) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """An admin token, over data every operation can find."""
+    from django.contrib.auth.models import Group, User
+
+    settings.ARTIFACT_ROOT = tmp_path / "artifacts"  # dictionary uploads land here
+    admin = User.objects.create_user("fuzz-admin", password="x" * 20)
+    admin.groups.add(Group.objects.get(name="admin"))
+    d = Dictionary.objects.create(slug="mini", title="Mini")
+    v = DictionaryVersion.objects.create(dictionary=d, release="1", source_format="demo", checksum="s" * 64)
+    records = [ConceptRecord("MESH:D001249", "Asthma", (Synonym("Bronchial asthma"),)), ConceptRecord("MESH:D012140", "Respiratory Tract Diseases")]
+    concepts = {}
+    for record in records:
+        concepts[record.concept_id] = c = Concept.objects.create(version=v, concept_id=record.concept_id, preferred_name=record.preferred_name)
+        for name in record.all_names():
+            Name.objects.create(concept=c, text=name, normalized=name.lower())
+    HierarchyEdge.objects.create(version=v, child=concepts["MESH:D001249"], parent=concepts["MESH:D012140"])
+    Linker.build(records, None).save(tmp_path / "index")
+    IndexVersion.objects.create(dictionary=d, dictionary_version=v, artifact_path=str(tmp_path / "index"), state="active")
+    collection = Collection.objects.create(slug="c", title="C", dictionary=d)
+    document = Document.objects.create(collection=collection, external_id="1", title="Asthma", text="Asthma in adults.")
+    mention = Mention.objects.create(document=document, start=0, end=6, text="Asthma", status=Mention.Status.SUGGESTED)
+    Link.objects.create(mention=mention, concept=concepts["MESH:D001249"], concept_ref="D001249", origin=Link.Origin.GOLD)
+    Link.objects.create(mention=mention, concept=concepts["MESH:D001249"], concept_ref="MESH:D001249", origin=Link.Origin.MODEL, rank=1, score=1.0)
+    forget_all()
+    yield Token.objects.create(user=admin).key
+    forget_all()
+
+
+def test_no_server_errors_and_no_schema_violations(world: str) -> None:
+    from webapp.wsgi import application
+
+    headers = {"Authorization": f"Token {world}"}
+    schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application, headers=headers)
+    failures: list[str] = []
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) >= 24
+
+    for operation, mode in itertools.product(operations, MODES):
+        @given(case=operation.as_strategy(generation_mode=mode))
+        @settings(
+            max_examples=EXAMPLES_PER_OPERATION,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            phases=[Phase.explicit, Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+        def exercise(case: schemathesis.Case) -> None:
+            case.call_and_validate(headers=headers, checks=CHECKS)
+
+        try:
+            exercise()
+        except Unsatisfiable:
+            continue  # no invalid input exists (a path slug with no constraint to break): nothing to test
+        except Exception as exc:  # collect every operation's failure, then report them together
+            failures.append(f"{operation.label} ({mode.value} data): {exc}"[:3000])
+    assert not failures, "\n\n".join(failures)

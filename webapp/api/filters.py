@@ -1,0 +1,53 @@
+"""Query filters of the list endpoints (django-filter); each documents itself in the OpenAPI schema."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import QuerySet
+
+from webapp.corpus.models import Document, Link, Mention
+
+
+class DocumentFilter(django_filters.FilterSet):
+    collection = django_filters.CharFilter(field_name="collection__slug", help_text="Collection slug.")
+    external_id = django_filters.CharFilter(help_text="The source's id (PMID).")
+
+    class Meta:
+        model = Document
+        fields = ["collection", "external_id"]
+
+
+class MentionFilter(django_filters.FilterSet):
+    collection = django_filters.CharFilter(field_name="document__collection__slug", help_text="Collection slug.")
+    document = django_filters.NumberFilter(field_name="document_id", help_text="Document id.")
+    status = django_filters.ChoiceFilter(choices=Mention.Status.choices)
+    source = django_filters.ChoiceFilter(choices=Mention.Source.choices)
+    mention_type = django_filters.CharFilter()
+    origin = django_filters.ChoiceFilter(
+        choices=Link.Origin.choices, method="filter_origin", help_text="Mentions with at least one link of this origin."
+    )
+    concept = django_filters.CharFilter(method="filter_concept", help_text="Mentions linked to this concept id (any origin).")
+
+    class Meta:
+        model = Mention
+        fields = ["collection", "document", "status", "source", "mention_type", "origin", "concept"]
+
+    def filter_origin(self, queryset: QuerySet[Mention], name: str, value: str) -> QuerySet[Mention]:
+        return queryset.filter(pk__in=Link.objects.filter(origin=value).values("mention_id"))
+
+    def filter_concept(self, queryset: QuerySet[Mention], name: str, value: str) -> QuerySet[Mention]:
+        return queryset.filter(pk__in=Link.objects.filter(concept__concept_id=value).values("mention_id"))
+
+
+class LinkFilter(django_filters.FilterSet):
+    collection = django_filters.CharFilter(field_name="mention__document__collection__slug", help_text="Collection slug.")
+    document = django_filters.NumberFilter(field_name="mention__document_id", help_text="Document id.")
+    mention = django_filters.NumberFilter(field_name="mention_id", help_text="Mention id.")
+    status = django_filters.ChoiceFilter(field_name="mention__status", choices=Mention.Status.choices, help_text="The mention's status.")
+    origin = django_filters.ChoiceFilter(choices=Link.Origin.choices)
+    concept = django_filters.CharFilter(field_name="concept__concept_id", help_text="Concept id.")
+    nil = django_filters.BooleanFilter()
+
+    class Meta:
+        model = Link
+        fields = ["collection", "document", "mention", "status", "origin", "concept", "nil"]

@@ -1,0 +1,48 @@
+"""Interchange formats of the field, for documents with or without annotations.
+
+Each module reads files into :class:`~webapp.corpus.formats.records.DocumentRecord` objects and writes
+records back to text; :mod:`webapp.corpus.formats.services` moves records in and out of the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from webapp.corpus.formats.bioc import read_bioc_json, read_bioc_xml, write_bioc_json, write_bioc_xml
+from webapp.corpus.formats.brat import read_brat, write_brat
+from webapp.corpus.formats.jsonl import read_jsonl, write_jsonl
+from webapp.corpus.formats.pubtator import read_pubtator, write_pubtator
+from webapp.corpus.formats.records import DocumentRecord, FormatError, LinkRecord, MentionRecord
+
+__all__ = ["FORMATS", "Format", "DocumentRecord", "MentionRecord", "LinkRecord", "FormatError", "get_format"]
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    label: str
+    content_type: str
+    extension: str  # of an exported file
+    read: Callable[[str | Path], Iterator[DocumentRecord]]
+    write: Callable[[Iterable[DocumentRecord]], str | bytes]
+
+
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("pubtator", "PubTator", "text/plain; charset=utf-8", "txt", read_pubtator, write_pubtator),
+        Format("bioc-xml", "BioC XML", "application/xml; charset=utf-8", "xml", read_bioc_xml, write_bioc_xml),
+        Format("bioc-json", "BioC JSON", "application/json", "json", read_bioc_json, write_bioc_json),
+        Format("brat", "brat standoff (zip of .txt and .ann)", "application/zip", "zip", read_brat, write_brat),
+        Format("jsonl", "JSON Lines", "application/x-ndjson", "jsonl", read_jsonl, write_jsonl),
+    )
+}
+
+
+def get_format(name: str) -> Format:
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise ValueError(f"unknown format {name!r}; expected one of {', '.join(FORMATS)}") from None

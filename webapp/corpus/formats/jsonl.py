@@ -1,0 +1,124 @@
+"""JSON Lines: one document per line, with its mentions and their links.
+
+``{"id": "1234", "title": "...", "text": "...", "metadata": {...}, "mentions": [{"start": 0, "end": 7,
+"text": "...", "type": "Disease", "status": "accepted", "part_texts": [], "links": [{"part": 0,
+"concept_id": "MESH:D001249", "nil": false, "origin": "curator", "score": null, "model_version": ""}]}]}``
+
+Offsets count characters (Python string indices) of ``text``. On import a link's origin, score and status
+are informative only: links read from a file become gold links of the collection.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from webapp.corpus.formats.records import DocumentRecord, FormatError, LinkRecord, MentionRecord
+
+
+def read_jsonl(path: str | Path) -> Iterator[DocumentRecord]:
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            lines = list(enumerate(fh, start=1))
+    except UnicodeDecodeError as exc:
+        raise FormatError(path, "", f"not UTF-8 text ({exc.reason})") from exc
+    for lineno, line in lines:
+        if not line.strip():
+            continue
+        where = f"line {lineno}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise FormatError(path, where, f"not JSON ({exc.msg} at column {exc.colno})") from exc
+        yield _document(path, where, obj)
+
+
+def _document(path: str | Path, where: str, obj: Any) -> DocumentRecord:
+    if not isinstance(obj, dict):
+        raise FormatError(path, where, "expected one JSON object per line")
+    doc_id = _field(path, where, obj, "id", (str, int))
+    text = _field(path, where, obj, "text", str)
+    title = _field(path, where, obj, "title", str, "")
+    metadata = _field(path, where, obj, "metadata", dict, {})
+    mentions = []
+    for index, raw in enumerate(_field(path, where, obj, "mentions", list, []), start=1):
+        m_where = f"{where}: mention {index}"
+        if not isinstance(raw, dict):
+            raise FormatError(path, m_where, "a mention must be an object")
+        start = _field(path, m_where, raw, "start", int)
+        end = _field(path, m_where, raw, "end", int)
+        if not 0 <= start < end <= len(text):
+            raise FormatError(path, m_where, f"span {start}-{end} outside the text (length {len(text)})")
+        given = raw.get("text")
+        if given is not None and given != text[start:end]:
+            raise FormatError(path, m_where, f"span {start}-{end} reads {text[start:end]!r} in the text, the line says {given!r}")
+        links = []
+        for l_index, link in enumerate(_field(path, m_where, raw, "links", list, [])):
+            l_where = f"{m_where}: link {l_index + 1}"
+            if not isinstance(link, dict):
+                raise FormatError(path, l_where, "a link must be an object")
+            nil = bool(_field(path, l_where, link, "nil", bool, False))
+            concept_id = str(_field(path, l_where, link, "concept_id", (str, type(None)), "") or "")
+            if not nil and not concept_id:
+                raise FormatError(path, l_where, "a link needs a concept_id or nil: true")
+            links.append(LinkRecord(part=_field(path, l_where, link, "part", int, 0), concept_id=concept_id, nil=nil))
+        part_texts = tuple(str(t) for t in _field(path, m_where, raw, "part_texts", list, []))
+        mention_type = _field(path, m_where, raw, "type", str, "")
+        mentions.append(MentionRecord(start, end, text[start:end], mention_type, tuple(links), part_texts, where=m_where))
+    return DocumentRecord(str(doc_id), text, title, mentions, metadata, where)
+
+
+_MISSING = object()
+
+
+def _field(path: str | Path, where: str, obj: dict[str, Any], key: str, kind: Any, default: Any = _MISSING) -> Any:
+    value = obj.get(key, _MISSING)
+    if value is _MISSING or (value is None and default is not _MISSING):
+        if default is _MISSING:
+            raise FormatError(path, where, f"missing field {key!r}")
+        return default
+    # bool is an int in Python; an offset given as true/false is an error, not 1/0.
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise FormatError(path, where, f"field {key!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def write_jsonl(documents: Iterable[DocumentRecord]) -> str:
+    lines = []
+    for doc in documents:
+        lines.append(
+            json.dumps(
+                {
+                    "id": doc.external_id,
+                    "title": doc.title,
+                    "text": doc.text,
+                    "metadata": doc.metadata,
+                    "mentions": [
+                        {
+                            "start": m.start,
+                            "end": m.end,
+                            "text": m.text,
+                            "type": m.mention_type,
+                            "status": m.status,
+                            "part_texts": list(m.part_texts),
+                            "links": [
+                                {
+                                    "part": link.part,
+                                    "concept_id": link.concept_id,
+                                    "nil": link.nil,
+                                    "origin": link.origin,
+                                    "score": link.score,
+                                    "model_version": link.model_version,
+                                }
+                                for link in m.links
+                            ],
+                        }
+                        for m in doc.mentions
+                    ],
+                },
+                ensure_ascii=False,
+            )
+        )
+    return "".join(line + "\n" for line in lines)
