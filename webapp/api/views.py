@@ -322,10 +322,7 @@ class DocumentViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOnly
 
     def get_queryset(self) -> QuerySet[Document]:
         qs = Document.objects.select_related("collection").annotate(mention_count=Count("mentions")).order_by("id")
-        if self.action == "retrieve":
-            links = Link.objects.select_related("concept", "created_by").order_by("part", "id")
-            qs = qs.prefetch_related(Prefetch("mentions", queryset=Mention.objects.order_by("start", "end", "id").prefetch_related(Prefetch("links", queryset=links))))
-        return qs
+        return _with_mentions(qs) if self.action == "retrieve" else qs
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer]:
         if self.action == "create":
@@ -361,8 +358,7 @@ class DocumentViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOnly
             raise ValidationError({"external_id": [str(exc)]}) from exc
         except (FormatError, ValueError) as exc:
             raise ValidationError({"detail": str(exc)}) from exc
-        self.action = "retrieve"
-        document = self.get_queryset().get(collection=collection, external_id=record.external_id)
+        document = _with_mentions(self.get_queryset()).get(collection=collection, external_id=record.external_id)
         return Response(DocumentDetailSerializer(document).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(parameters=EXPORT_PARAMETERS, responses=EXPORT_RESPONSES)
@@ -370,6 +366,12 @@ class DocumentViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOnly
     def export(self, request: Request, pk: str | None = None) -> HttpResponse:
         document = self.get_object()
         return _export(request, Document.objects.filter(pk=document.pk), f"{document.collection.slug}-{document.external_id}")
+
+
+def _with_mentions(documents: QuerySet[Document]) -> QuerySet[Document]:
+    links = Link.objects.select_related("concept", "created_by").order_by("part", "id")
+    mentions = Mention.objects.order_by("start", "end", "id").prefetch_related(Prefetch("links", queryset=links))
+    return documents.prefetch_related(Prefetch("mentions", queryset=mentions))
 
 
 # --- mentions, links and decisions ---------------------------------------------------------------------------

@@ -153,6 +153,10 @@ def import_dictionary(
         version.edge_count = writer.report.edges
         version.save(update_fields=["concept_count", "name_count", "edge_count"])
 
+    # Fresh statistics for the planner: right after a large import PostgreSQL would otherwise pick a
+    # sequential scan over the trigram index for concept search (seen: 535 ms instead of 20-60 ms).
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE vocab_name; ANALYZE vocab_concept; ANALYZE vocab_hierarchyedge")
     report = writer.report
     report.seconds = round(time.perf_counter() - started, 3)
     report.message = (

@@ -10,7 +10,9 @@ passage), counted in characters. Ids are read from the ``identifier`` infon (or 
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -179,8 +181,25 @@ def _passages(record: DocumentRecord) -> list[bioc.BioCPassage]:
     return passages
 
 
+# Characters XML 1.0 cannot carry (C0 controls other than tab and line breaks, lone surrogates, U+FFFE/F).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
 def write_bioc_xml(documents: Iterable[DocumentRecord]) -> str:
-    return biocxml.dumps(to_collection(documents))
+    """BioC XML; a character XML cannot carry becomes a space, one for one, so every offset stays exact."""
+    return biocxml.dumps(to_collection(_xml_safe(d) for d in documents))
+
+
+def _xml_safe(doc: DocumentRecord) -> DocumentRecord:
+    if not _NOT_XML.search(doc.text) and not _NOT_XML.search(doc.title):
+        return doc
+    clean = _NOT_XML.sub(" ", doc.text)
+    return replace(
+        doc,
+        text=clean,
+        title=_NOT_XML.sub(" ", doc.title),
+        mentions=[replace(m, text=clean[m.start : m.end]) for m in doc.mentions],
+    )
 
 
 def write_bioc_json(documents: Iterable[DocumentRecord]) -> str:

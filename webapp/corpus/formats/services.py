@@ -24,6 +24,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import Prefetch, QuerySet
 
 from webapp.corpus.formats import get_format
+from webapp.corpus.formats.brat import safe_name
 from webapp.corpus.formats.records import DocumentRecord, FormatError, LinkRecord, MentionRecord
 from webapp.corpus.importers import ConceptResolver, ImportReport, import_pubtator
 from webapp.corpus.models import Collection, Document, Link, Mention
@@ -66,7 +67,7 @@ def export_documents(
     spec = get_format(fmt)
     content = spec.write(document_records(documents, suggestions=suggestions))
     data = content.encode("utf-8") if isinstance(content, str) else content
-    return ExportFile(data, spec.content_type, f"{stem}.{spec.extension}")
+    return ExportFile(data, spec.content_type, f"{safe_name(stem)}.{spec.extension}")
 
 
 def document_records(documents: QuerySet[Document], *, suggestions: bool = False) -> Iterator[DocumentRecord]:
