@@ -19,7 +19,7 @@ from linker.dictionary import NameTable
 from linker.encoders.transformer import TransformerEncoder
 from linker.evaluate import evaluate_linking
 from linker.index import IndexConfig
-from linker.linker import Linker, LinkerConfig
+from linker.linker import Linker, LinkerConfig, annotation_counts
 from linker.retrieval import Mode, RetrievalConfig
 from linker.text import Preprocessor, TextConfig
 from linker.train import BioSynConfig, SynonymPretrainConfig
@@ -96,6 +96,7 @@ def train_main(
     skip_pretrain: bool = False,
     log_file: str | Path | None = None,
     max_queries: int = 0,
+    prior_weight: float = 1e-3,
 ) -> dict[str, Any]:
     """Synonym pre-training, then BioSyn, then an artifact with the training mentions merged in."""
     import torch
@@ -115,7 +116,9 @@ def train_main(
     callback = _log_to(log_file)
     text_cfg = TextConfig()
     table = NameTable.from_records(iter_dictionary(dictionary), text_cfg)
-    pairs = training_pairs(_read_docs(train), table, Preprocessor(text_cfg), mention_types)
+    train_docs = _read_docs(train)
+    pairs = training_pairs(train_docs, table, Preprocessor(text_cfg), mention_types)
+    counts = annotation_counts(train_docs, table, mention_types)
     encoder = TransformerEncoder(base_model or None, max_length=biosyn.max_length)
     report: dict[str, Any] = {"dictionary": str(dictionary), "train": [str(t) for t in train],
                               "training_pairs": len(pairs)}
@@ -141,10 +144,12 @@ def train_main(
     linker = Linker.build(
         table,
         encoder,
-        LinkerConfig(text=text_cfg, retrieval=RetrievalConfig(sparse_weight=sparse_weight, dense_scale=biosyn.dense_scale)),
+        LinkerConfig(text=text_cfg, retrieval=RetrievalConfig(sparse_weight=sparse_weight, dense_scale=biosyn.dense_scale,
+                                                              prior_weight=prior_weight)),
         metadata={"training": report, "merged_train_names": len(merged)},
         feature_cache=biosyn.feature_cache,
     )
+    linker.set_concept_prior(counts)
     report["index_build_s"] = time.perf_counter() - t2
     linker.save(out)
     (out / "training_report.json").write_text(json.dumps(report, indent=2) + "\n")

@@ -10,6 +10,7 @@ One artifact folder holds everything (``save``/``load``)::
     sparse/              tf-idf vocabulary, idf and the name matrix
     index/               faiss index, vectors, faiss-row -> name-row map
     table/               name_table.json (names, raw names, concept ids, alt id map)
+    prior.json           concept prior from training annotations (a tie-breaker, see RetrievalConfig)
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from linker.data import ConceptRecord
+from linker.data import ConceptRecord, PubTatorDocument
 from linker.dictionary import NameTable
 from linker.encoders.transformer import TransformerEncoder, cached_features
 from linker.index import DenseIndex, IndexConfig
@@ -29,7 +30,23 @@ from linker.retrieval import Candidate, HybridRetriever, RetrievalConfig, encode
 from linker.sparse import SparseEncoder
 from linker.text import Preprocessor, TextConfig
 
-__all__ = ["Linker", "LinkerConfig", "ARTIFACT_FORMAT"]
+__all__ = ["Linker", "LinkerConfig", "ARTIFACT_FORMAT", "annotation_counts"]
+
+
+def annotation_counts(
+    docs: Iterable[PubTatorDocument], table: NameTable, mention_types: set[str] | None = None
+) -> dict[str, int]:
+    """How often each (primary) concept is annotated in ``docs``: the evidence behind the concept prior."""
+    counts: dict[str, int] = {}
+    for doc in docs:
+        for m in doc.mentions:
+            if mention_types is not None and m.mention_type not in mention_types:
+                continue
+            for cid in m.concept_ids:
+                primary = table.resolve_id(cid)
+                if primary:
+                    counts[primary] = counts.get(primary, 0) + 1
+    return counts
 
 ARTIFACT_FORMAT = 1
 
@@ -71,6 +88,7 @@ class Linker:
         index: DenseIndex | None,
         config: LinkerConfig,
         metadata: dict[str, Any] | None = None,
+        concept_prior: dict[str, float] | None = None,
     ) -> None:
         self.table = table
         self.sparse = sparse
@@ -82,7 +100,18 @@ class Linker:
         if encoder is not None and config.quantize and not encoder.quantized:
             encoder.quantize()
         mode = config.retrieval.mode if encoder is not None else "sparse"
-        self.retriever = HybridRetriever(table, sparse, encoder, index, replace(config.retrieval, mode=mode))
+        self.retriever = HybridRetriever(table, sparse, encoder, index, replace(config.retrieval, mode=mode),
+                                         concept_prior)
+
+    @property
+    def concept_prior(self) -> dict[str, float]:
+        return self.retriever.concept_prior
+
+    def set_concept_prior(self, counts: dict[str, int]) -> None:
+        """Concept prior from annotation counts (log(1 + n)); weighted by ``RetrievalConfig.prior_weight``."""
+        import math
+
+        self.retriever.concept_prior = {cid: math.log1p(n) for cid, n in counts.items() if n > 0}
 
     # --- construction --------------------------------------------------------------------------------
 
@@ -197,6 +226,7 @@ class Linker:
             "metadata": self.metadata,
         }
         (folder / "config.json").write_text(json.dumps(payload, indent=2, default=str) + "\n")
+        (folder / "prior.json").write_text(json.dumps(self.concept_prior, sort_keys=True) + "\n")
 
     @classmethod
     def load(cls, folder: str | Path, quantize: bool | None = None) -> Linker:
@@ -214,4 +244,6 @@ class Linker:
         if payload.get("has_encoder"):
             encoder = TransformerEncoder.load(folder / "encoder", quantize=config.quantize)
             index = DenseIndex.load(folder / "index")
-        return cls(table, sparse, encoder, index, config, payload.get("metadata"))
+        prior_path = folder / "prior.json"
+        prior = json.loads(prior_path.read_text()) if prior_path.exists() else None
+        return cls(table, sparse, encoder, index, config, payload.get("metadata"), prior)

@@ -47,6 +47,10 @@ class RetrievalConfig:
     # several names, so more names than k are needed to fill k concepts.
     names_per_source: int = 64
     batch_size: int = 512
+    # Weight of a concept prior (log(1 + training annotations of the concept)) added to the ranking key,
+    # not to the reported score. Small: it breaks ties between concepts sharing an exact name (MEDIC has
+    # many MeSH/OMIM pairs with identical names) in favour of the concept annotators actually use.
+    prior_weight: float = 0.0
 
 
 def encode_names(encoder: TransformerEncoder, names: Sequence[str], batch_size: int = 512) -> np.ndarray:
@@ -67,8 +71,10 @@ class HybridRetriever:
         encoder: TransformerEncoder | None,
         index: DenseIndex | None,
         config: RetrievalConfig | None = None,
+        concept_prior: dict[str, float] | None = None,
     ) -> None:
         self.table = table
+        self.concept_prior: dict[str, float] = dict(concept_prior or {})
         self.sparse = sparse
         self.encoder = encoder
         self.index = index
@@ -128,10 +134,17 @@ class HybridRetriever:
         else:
             total = sparse.copy()
         total = np.where(rows >= 0, total, -np.inf)
+        key = total
+        if cfg.prior_weight and self.concept_prior:
+            prior = self.concept_prior
+            concept_ids = self.table.concept_ids
+            bonus = np.array([[prior.get(concept_ids[r], 0.0) if r >= 0 else 0.0 for r in row] for row in rows],
+                             dtype=np.float32)
+            key = total + cfg.prior_weight * bonus
         out: list[list[Candidate]] = []
         table = self.table
         for i in range(n):
-            order = np.argsort(-total[i], kind="stable")
+            order = np.argsort(-key[i], kind="stable")
             seen: set[str] = set()
             cands: list[Candidate] = []
             for j in order:

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "webapp.vocab",
     "webapp.corpus",
     "webapp.training",
+    "webapp.curation",
 ]
 
 MIDDLEWARE = [
@@ -138,7 +139,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header makes DRF answer anonymous callers 401, not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "webapp.api.authentication.TokenAuthentication",  # DRF's, with a malformed key a 401 rather than a 500
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

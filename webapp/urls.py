@@ -10,5 +10,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("dictionaries/", include("webapp.vocab.urls")),
     path("collections/", include("webapp.corpus.urls")),
+    path("curate/", include("webapp.curation.urls")),
     path("api/", include("webapp.api.urls")),
 ]

@@ -228,6 +228,7 @@ class ImportJobViewSet(RejectNulMixin, mixins.CreateModelMixin, mixins.RetrieveM
     serializer_class = ImportJobSerializer
     queryset = ImportJob.objects.order_by("-created_at")
 
+    @extend_schema(request=ImportRequestSerializer, responses={202: ImportJobSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = ImportRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -1,0 +1,329 @@
+"""Curation pages (htmx): dashboard, review queue, the document view, the candidate panel and decisions.
+
+Views parse input with a form, call one service, and render; the work is in services.py and selectors.py.
+htmx requests get fragments: a decision answers with the refreshed panel plus out-of-band swaps of the
+document text and the status counts, and an ``HX-Trigger`` event the keyboard script reacts to.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from webapp.core.decorators import admin_required, curator_required
+from webapp.corpus.models import Collection, Document, Mention
+from webapp.corpus.selectors import (
+    Progress,
+    documents_with_counts,
+    mention_rows,
+    neighbours,
+    status_counts,
+    text_blocks,
+)
+from webapp.curation import selectors, services
+from webapp.curation.forms import DecisionForm, SpanForm
+from webapp.curation.models import Decision
+from webapp.vocab.models import Concept
+from webapp.vocab.selectors import MIN_QUERY_LENGTH, search_concepts
+
+DOCUMENTS_PER_PAGE = 25
+QUEUE_PREVIEW = 10
+
+
+def _mention(pk: int) -> Mention:
+    return get_object_or_404(Mention.objects.select_related("document__collection__dictionary"), pk=pk)
+
+
+# --- pages ------------------------------------------------------------------------------------------------
+
+
+@require_GET
+@curator_required
+def index(request: HttpRequest) -> HttpResponse:
+    return render(request, "curation/index.html", {"stats": selectors.collection_stats(Collection.objects.order_by("slug"))})
+
+
+@require_GET
+@curator_required
+def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    collection = get_object_or_404(Collection.objects.select_related("dictionary"), slug=slug)
+    (stats,) = selectors.collection_stats(Collection.objects.filter(pk=collection.pk))
+    page = Paginator(documents_with_counts(collection), DOCUMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "collection": collection,
+        "stats": stats,
+        "page": page,
+        "rows": [(doc, Progress(doc.n_mentions, doc.n_decided)) for doc in page],  # type: ignore[attr-defined]
+        "queue": list(selectors.review_queue(collection)[:QUEUE_PREVIEW]),
+        "recent": selectors.recent_decisions(collection),
+        "activity": selectors.curator_activity(collection),
+    }
+    return render(request, "curation/dashboard.html", context)
+
+
+@require_POST
+@admin_required
+def suggest(request: HttpRequest, slug: str) -> HttpResponse:
+    from tasks.curation import suggest_links_task
+
+    collection = get_object_or_404(Collection, slug=slug)
+    transaction.on_commit(lambda: suggest_links_task.delay(collection.pk))
+    messages.success(request, f"Linking the open mentions of {collection} in the background; reload for the new suggestions.")
+    return redirect("curation:dashboard", slug=slug)
+
+
+@require_GET
+@curator_required
+def queue_next(request: HttpRequest, slug: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, slug=slug)
+    mention = selectors.next_in_queue(collection)
+    if mention is None:
+        messages.success(request, f"The review queue of {collection} is empty: every mention has a decision.")
+        return redirect("curation:dashboard", slug=slug)
+    url = reverse("curation:document", args=[slug, mention.document_id])
+    return redirect(f"{url}?m={mention.pk}&queue=1")
+
+
+def _document_context(document: Document) -> dict[str, Any]:
+    rows = mention_rows(document)
+    return {
+        "collection": document.collection,
+        "document": document,
+        "rows": rows,
+        "blocks": text_blocks(document, rows),
+        "plain_title": "" if document.text.startswith(document.title) else document.title,
+        "status_counts": status_counts(rows),
+        "open_count": sum(1 for r in rows if r.mention.status in services.OPEN_STATUSES),
+    }
+
+
+@require_GET
+@curator_required
+def document(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    doc = get_object_or_404(Document.objects.select_related("collection__dictionary"), collection__slug=slug, pk=pk)
+    previous, following = neighbours(doc)
+    context = _document_context(doc)
+    types = sorted({r.mention.mention_type for r in context["rows"] if r.mention.mention_type})
+    context.update(
+        {
+            "previous": previous,
+            "next": following,
+            "queue_mode": request.GET.get("queue") == "1",
+            "mention_types": types or ["Disease"],
+            "selected": request.GET.get("m", ""),
+            "scopes": [
+                (services.Scope.MENTION, "This mention only"),
+                (services.Scope.DOCUMENT, "Identical mentions in this document"),
+                (services.Scope.COLLECTION, "Identical mentions in the collection"),
+            ],
+        }
+    )
+    return render(request, "curation/document.html", context)
+
+
+# --- fragments -----------------------------------------------------------------------------------------------
+
+
+def _panel_response(
+    request: HttpRequest,
+    mention: Mention,
+    *,
+    status: int = 200,
+    alert: str = "",
+    alert_kind: str = "info",
+    refresh_document: bool = False,
+    trigger: dict[str, Any] | None = None,
+) -> HttpResponse:
+    data = selectors.panel(mention)
+    context = {"p": data, "alert": alert, "alert_kind": alert_kind}
+    body = render_to_string("curation/_panel.html", context, request)
+    if refresh_document or data.stored:  # a status changed: recolour the text
+        doc_context = {**_document_context(mention.document), "oob": True}
+        body += render_to_string("curation/document.html#document-text", doc_context, request)
+        body += render_to_string("curation/document.html#status-counts", doc_context, request)
+    response = HttpResponse(body, status=status)
+    if trigger:
+        response["HX-Trigger"] = json.dumps(trigger)
+    return response
+
+
+@require_GET
+@curator_required
+def panel(request: HttpRequest, pk: int) -> HttpResponse:
+    return _panel_response(request, _mention(pk))
+
+
+@require_POST
+@curator_required
+def decide(request: HttpRequest, pk: int) -> HttpResponse:
+    mention = _mention(pk)
+    form = DecisionForm(request.POST)
+    if not form.is_valid():
+        return _panel_response(request, mention, status=400, alert=_form_errors(form), alert_kind="error")
+    data = form.cleaned_data
+    concept = None
+    if data["concept"]:
+        concept = Concept.objects.filter(pk=data["concept"]).first()
+        if concept is None:
+            return _panel_response(request, mention, status=400, alert="That concept does not exist.", alert_kind="error")
+    try:
+        outcome = services.decide(
+            user=request.user,
+            mention_id=mention.pk,
+            action=data["action"],
+            seen_updated_at=data["seen"],
+            concept=concept,
+            part=data["part"] or 0,
+            via=data["via"] or Decision.Via.CANDIDATE,
+            time_on_task_ms=data["time_on_task_ms"],
+            scope=data["scope"] or services.Scope.MENTION,
+        )
+    except services.Conflict as exc:
+        current = _mention(pk) if exc.mention is not None else mention
+        return _panel_response(request, current, status=409, alert=str(exc), alert_kind="conflict", refresh_document=True)
+    except services.CurationError as exc:
+        return _panel_response(request, mention, status=400, alert=str(exc), alert_kind="error")
+    decision = outcome.decision
+    summary = _summary(decision)
+    if outcome.propagated:
+        summary += f" Applied to {len(outcome.propagated)} identical mention{'s' if len(outcome.propagated) != 1 else ''}"
+        summary += f" ({outcome.skipped} already decided, left as they were)." if outcome.skipped else "."
+    trigger = {"curation:decided": {"mention": mention.pk, "decision": decision.pk, "message": summary}}
+    return _panel_response(request, _mention(pk), alert=summary, alert_kind="success", refresh_document=True, trigger=trigger)
+
+
+def _summary(decision: Decision) -> str:
+    target = f" → {decision.concept.concept_id} {decision.concept.preferred_name}" if decision.concept else ""
+    rank = f" (rank {decision.rank})" if decision.rank else ""
+    return f"{decision.get_action_display()}: “{decision.mention_text}”{target}{rank}."
+
+
+def _form_errors(form: Any) -> str:
+    return "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+
+
+@require_POST
+@curator_required
+def undo(request: HttpRequest, pk: int) -> HttpResponse:
+    decision = get_object_or_404(Decision.objects.select_related("document"), pk=pk)
+    return _undo(request, decision)
+
+
+@require_POST
+@curator_required
+def undo_last(request: HttpRequest, pk: int) -> HttpResponse:
+    doc = get_object_or_404(Document, pk=pk)
+    decision = services.last_undoable(request.user, doc)
+    if decision is None:
+        return _toast(request, "Nothing of yours to undo in this document.")
+    return _undo(request, decision)
+
+
+def _undo(request: HttpRequest, decision: Decision) -> HttpResponse:
+    mention_pk = decision.mention_id
+    try:
+        undone = services.undo(user=request.user, decision_id=decision.pk)
+    except services.Conflict as exc:
+        target = exc.mention or (Mention.objects.filter(pk=mention_pk).first() if mention_pk else None)
+        if target is None:
+            return HttpResponse(str(exc), status=409)
+        return _panel_response(request, _mention(target.pk), status=409, alert=str(exc), alert_kind="conflict", refresh_document=True)
+    except services.CurationError as exc:
+        if mention_pk is None:
+            return HttpResponse(str(exc), status=400)
+        return _panel_response(request, _mention(mention_pk), status=400, alert=str(exc), alert_kind="error")
+    message = f"Undone: {decision.get_action_display().lower()} on “{decision.mention_text}”"
+    message += f" and {len(undone) - 1} propagated decision{'s' if len(undone) != 2 else ''}." if len(undone) > 1 else "."
+    if mention_pk is None or not Mention.objects.filter(pk=mention_pk).exists():
+        # The undone decision added the mention: it is gone, so show the document without it.
+        context = {**_document_context(decision.document), "oob": True}
+        body = render_to_string("curation/_panel_empty.html", {"alert": message}, request)
+        body += render_to_string("curation/document.html#document-text", context, request)
+        body += render_to_string("curation/document.html#status-counts", context, request)
+        return HttpResponse(body, headers={"HX-Trigger": json.dumps({"curation:undone": {"mention": None, "message": message}})})
+    trigger = {"curation:undone": {"mention": mention_pk, "message": message}}
+    return _panel_response(request, _mention(mention_pk), alert=message, alert_kind="success", refresh_document=True, trigger=trigger)
+
+
+@require_GET
+@curator_required
+def search(request: HttpRequest, pk: int) -> HttpResponse:
+    mention = _mention(pk)
+    query = request.GET.get("q", "").strip()
+    version = selectors.search_version(mention.document.collection)
+    hits = search_concepts(version, query) if version is not None and query else []
+    context = {
+        "mention": mention,
+        "query": query,
+        "hits": hits,
+        "min_query_length": MIN_QUERY_LENGTH,
+        "has_dictionary": version is not None,
+        "seen": mention.updated_at.isoformat(),
+    }
+    return render(request, "curation/_search_results.html", context)
+
+
+@require_GET
+@curator_required
+def family(request: HttpRequest, pk: int, concept_pk: int) -> HttpResponse:
+    mention = _mention(pk)
+    concept = get_object_or_404(Concept, pk=concept_pk)
+    return render(request, "curation/_family.html", {"mention": mention, "f": selectors.family(concept), "seen": mention.updated_at.isoformat()})
+
+
+@require_POST
+@curator_required
+def add_mention(request: HttpRequest, pk: int) -> HttpResponse:
+    doc = get_object_or_404(Document.objects.select_related("collection__dictionary"), pk=pk)
+    form = SpanForm(request.POST)
+    if not form.is_valid():
+        return _toast(request, _form_errors(form), status=400)
+    try:
+        decision = services.add_mention(
+            user=request.user, document_id=doc.pk, start=form.cleaned_data["start"], end=form.cleaned_data["end"],
+            mention_type=form.cleaned_data["mention_type"] or "",
+        )
+    except services.CurationError as exc:
+        return _toast(request, str(exc), status=400)
+    message = f"Added the mention “{decision.mention_text}”."
+    trigger = {"curation:added": {"mention": decision.mention_id, "message": message}}
+    return _panel_response(request, _mention(decision.mention_id), alert=message, alert_kind="success", refresh_document=True, trigger=trigger)
+
+
+@require_POST
+@curator_required
+def fix_span(request: HttpRequest, pk: int) -> HttpResponse:
+    mention = _mention(pk)
+    form = SpanForm(request.POST)
+    if not form.is_valid() or form.cleaned_data.get("seen") is None:
+        return _panel_response(request, mention, status=400, alert=_form_errors(form) or "seen: missing", alert_kind="error")
+    try:
+        decision = services.fix_span(
+            user=request.user, mention_id=mention.pk, seen_updated_at=form.cleaned_data["seen"],
+            start=form.cleaned_data["start"], end=form.cleaned_data["end"], time_on_task_ms=form.cleaned_data["time_on_task_ms"],
+        )
+    except services.Conflict as exc:
+        return _panel_response(request, _mention(pk), status=409, alert=str(exc), alert_kind="conflict", refresh_document=True)
+    except services.CurationError as exc:
+        return _panel_response(request, mention, status=400, alert=str(exc), alert_kind="error")
+    message = f"Span fixed: “{decision.mention_text}”."
+    trigger = {"curation:decided": {"mention": mention.pk, "decision": decision.pk, "message": message, "advance": False}}
+    return _panel_response(request, _mention(pk), alert=message, alert_kind="success", refresh_document=True, trigger=trigger)
+
+
+def _toast(request: HttpRequest, message: str, status: int = 200) -> HttpResponse:
+    # 200 with no swap: the keyboard script shows the message; the page stays as it is.
+    return HttpResponse(
+        "",
+        status=200,
+        headers={"HX-Reswap": "none", "HX-Trigger": json.dumps({"curation:toast": {"message": message, "error": status >= 400}})},
+    )

@@ -1,0 +1,307 @@
+/* Curation page: keyboard-first mention review. No framework; htmx does the requests and swaps.
+ *
+ * The page (templates/curation/document.html) holds the document text (#document-text, mentions as <mark>
+ * with data-mention-id; every text segment carries data-start, its character offset) and the candidate
+ * panel (#panel, an htmx fragment per mention). This script keeps track of the selected mention, maps
+ * keys to the panel's buttons, measures time on task, and turns a text selection into character offsets.
+ */
+(function () {
+  "use strict";
+
+  const root = document.getElementById("curation");
+  if (!root) return;
+  const panel = document.getElementById("panel");
+  const toastBox = document.getElementById("toast");
+  const help = document.getElementById("help");
+  const scope = document.getElementById("scope");
+  const autoAdvance = document.getElementById("auto-advance");
+  const selectionBar = document.getElementById("selection-bar");
+  const OPEN = new Set(["pending", "suggested"]);
+
+  let current = null; // selected mention id (string)
+  let shownAt = performance.now();
+  let busy = false;
+  let pendingSelection = null; // {start, end, text}
+
+  // --- preferences -----------------------------------------------------------------------------------
+  try {
+    const savedScope = localStorage.getItem("curation.scope");
+    if (savedScope && scope.querySelector(`option[value="${savedScope}"]`)) scope.value = savedScope;
+    const savedAdvance = localStorage.getItem("curation.advance");
+    if (savedAdvance !== null) autoAdvance.checked = savedAdvance === "1";
+  } catch (e) { /* storage may be disabled: defaults apply */ }
+  scope.addEventListener("change", () => { try { localStorage.setItem("curation.scope", scope.value); } catch (e) {} });
+  autoAdvance.addEventListener("change", () => { try { localStorage.setItem("curation.advance", autoAdvance.checked ? "1" : "0"); } catch (e) {} });
+
+  // --- mentions ------------------------------------------------------------------------------------------
+  function starts() {
+    // The first segment of each mention has id="mention-<pk>"; DOM order is text order.
+    return Array.from(document.querySelectorAll('#document-text mark[id^="mention-"]'));
+  }
+  function ids() { return starts().map((m) => m.dataset.mentionId); }
+  function statusOf(id) {
+    const mark = document.getElementById("mention-" + id);
+    return mark ? mark.dataset.status : null;
+  }
+
+  function highlight() {
+    document.querySelectorAll("#document-text mark.selected").forEach((m) => m.classList.remove("selected"));
+    if (!current) return;
+    document.querySelectorAll(`#document-text mark[data-mention-ids~="${current}"]`).forEach((m) => m.classList.add("selected"));
+  }
+
+  function select(id, opts) {
+    if (!id) return;
+    current = String(id);
+    highlight();
+    const mark = document.getElementById("mention-" + current);
+    if (mark) {
+      mark.scrollIntoView({ block: "nearest", behavior: "smooth" });
+      if (opts && opts.focus) mark.focus({ preventScroll: true });
+    }
+    const url = new URL(window.location.href);
+    url.searchParams.set("m", current);
+    history.replaceState(null, "", url);
+    htmx.ajax("GET", root.dataset.panelUrl.replace("/0/", "/" + current + "/"), { target: "#panel", swap: "innerHTML" });
+  }
+
+  function step(delta) {
+    const list = ids();
+    if (!list.length) return;
+    const at = list.indexOf(current);
+    const next = at < 0 ? (delta > 0 ? 0 : list.length - 1) : Math.min(list.length - 1, Math.max(0, at + delta));
+    select(list[next], { focus: true });
+  }
+
+  function nextOpen() {
+    const list = ids();
+    const at = Math.max(-1, list.indexOf(current));
+    for (let i = 1; i <= list.length; i++) {
+      const id = list[(at + i) % list.length];
+      if (OPEN.has(statusOf(id)) && id !== current) return id;
+    }
+    return null;
+  }
+
+  function advance() {
+    const id = nextOpen();
+    if (id) { select(id, { focus: true }); return; }
+    if (root.dataset.queueMode === "1") { window.location.href = root.dataset.queueUrl; return; }
+    toast("Every mention of this document has a decision. Shift+Q opens the next mention in the review queue.");
+  }
+
+  // --- toasts --------------------------------------------------------------------------------------------
+  let toastTimer = null;
+  function toast(message, isError) {
+    toastBox.textContent = message;
+    toastBox.classList.toggle("toast-error", !!isError);
+    toastBox.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => { toastBox.hidden = true; }, isError ? 6000 : 3500);
+  }
+
+  // --- htmx wiring ---------------------------------------------------------------------------------------
+  document.body.addEventListener("htmx:configRequest", (evt) => {
+    const path = evt.detail.path || "";
+    if (/\/(decide|span)\/$/.test(path)) {
+      evt.detail.parameters.time_on_task_ms = String(Math.round(performance.now() - shownAt));
+    }
+  });
+  document.body.addEventListener("htmx:beforeRequest", (evt) => {
+    if (evt.detail.requestConfig && evt.detail.requestConfig.verb === "post") busy = true;
+  });
+  document.body.addEventListener("htmx:afterRequest", () => { busy = false; });
+  document.body.addEventListener("htmx:beforeSwap", (evt) => {
+    // A conflict (409) or a refused decision (400) answers with the panel and its message: show it.
+    const status = evt.detail.xhr.status;
+    if ((status === 409 || status === 400) && evt.detail.target === panel) {
+      evt.detail.shouldSwap = true;
+      evt.detail.isError = false;
+    }
+  });
+  document.body.addEventListener("htmx:afterSwap", (evt) => {
+    if (evt.detail.target === panel) {
+      const body = panel.querySelector(".panel-body");
+      const id = body && body.dataset.mentionId;
+      if (id && id !== current) { current = id; }
+      shownAt = performance.now();
+    }
+  });
+  document.body.addEventListener("htmx:afterSettle", highlight);
+  document.body.addEventListener("htmx:oobAfterSwap", highlight);
+  document.body.addEventListener("htmx:responseError", (evt) => {
+    toast("The server answered " + evt.detail.xhr.status + ": " + (evt.detail.xhr.responseText || "").slice(0, 200), true);
+  });
+  document.body.addEventListener("htmx:sendError", () => toast("The server cannot be reached: nothing was saved.", true));
+
+  document.body.addEventListener("curation:decided", (evt) => {
+    const detail = evt.detail || {};
+    if (detail.message) toast(detail.message);
+    if (autoAdvance.checked && detail.advance !== false) setTimeout(advance, 0);
+  });
+  document.body.addEventListener("curation:undone", (evt) => {
+    const detail = evt.detail || {};
+    if (detail.message) toast(detail.message);
+    if (detail.mention) { current = String(detail.mention); highlight(); }
+    else current = null;
+  });
+  document.body.addEventListener("curation:added", (evt) => {
+    const detail = evt.detail || {};
+    if (detail.message) toast(detail.message);
+    if (detail.mention) { current = String(detail.mention); setTimeout(highlight, 0); }
+    hideSelectionBar();
+  });
+  document.body.addEventListener("curation:toast", (evt) => toast(evt.detail.message, evt.detail.error));
+
+  // --- mouse ---------------------------------------------------------------------------------------------
+  document.addEventListener("click", (evt) => {
+    const mark = evt.target.closest && evt.target.closest("#document-text mark[data-mention-id]");
+    if (mark && window.getSelection().isCollapsed) select(mark.dataset.mentionId);
+  });
+
+  // --- text selection -> character offsets -----------------------------------------------------------------
+  function pointOffset(node, offset) {
+    // A text node inside a segment element (<span>/<mark> with data-start): that start plus the offset.
+    if (node.nodeType === Node.TEXT_NODE) {
+      const seg = node.parentElement.closest("[data-start]");
+      return seg ? Number(seg.dataset.start) + offset : null;
+    }
+    if (node.dataset && node.dataset.start !== undefined) {
+      return Number(node.dataset.start) + (offset > 0 ? node.textContent.length : 0);
+    }
+    // A block: the boundary lies between its children.
+    const child = node.childNodes[offset];
+    if (child && child.dataset && child.dataset.start !== undefined) return Number(child.dataset.start);
+    const before = node.childNodes[offset - 1];
+    if (before && before.dataset && before.dataset.start !== undefined) return Number(before.dataset.start) + before.textContent.length;
+    return null;
+  }
+
+  function readSelection() {
+    const sel = window.getSelection();
+    if (!sel || sel.isCollapsed || !sel.rangeCount) return null;
+    const range = sel.getRangeAt(0);
+    const text = document.getElementById("document-text");
+    if (!text.contains(range.startContainer) || !text.contains(range.endContainer)) return null;
+    const start = pointOffset(range.startContainer, range.startOffset);
+    const end = pointOffset(range.endContainer, range.endOffset);
+    if (start === null || end === null || end <= start) return null;
+    return { start, end, text: sel.toString() };
+  }
+
+  function hideSelectionBar() { selectionBar.hidden = true; pendingSelection = null; }
+
+  document.addEventListener("mouseup", (evt) => {
+    if (selectionBar.contains(evt.target)) return;
+    setTimeout(() => {
+      const found = readSelection();
+      if (!found || !found.text.trim()) { hideSelectionBar(); return; }
+      pendingSelection = found;
+      document.getElementById("selection-text").textContent = "“" + found.text.trim().slice(0, 60) + "”";
+      const rect = window.getSelection().getRangeAt(0).getBoundingClientRect();
+      selectionBar.hidden = false;
+      selectionBar.style.top = window.scrollY + rect.bottom + 8 + "px";
+      selectionBar.style.left = Math.max(8, window.scrollX + rect.left) + "px";
+      document.getElementById("fix-span").disabled = !current;
+    }, 0);
+  });
+
+  function addMention() {
+    const found = pendingSelection || readSelection();
+    if (!found) { toast("Select some text of the document first."); return; }
+    htmx.ajax("POST", root.dataset.addUrl, {
+      source: panel, target: "#panel", swap: "innerHTML",
+      values: { start: found.start, end: found.end, mention_type: document.getElementById("new-mention-type").value },
+    });
+    window.getSelection().removeAllRanges();
+    hideSelectionBar();
+  }
+
+  function fixSpan() {
+    const found = pendingSelection || readSelection();
+    const body = panel.querySelector(".panel-body");
+    if (!found || !current || !body) { toast("Select a mention, then select the text that should be its span."); return; }
+    htmx.ajax("POST", root.dataset.spanUrl.replace("/0/", "/" + current + "/"), {
+      source: panel, target: "#panel", swap: "innerHTML",
+      values: { start: found.start, end: found.end, seen: body.dataset.seen },
+    });
+    window.getSelection().removeAllRanges();
+    hideSelectionBar();
+  }
+  document.getElementById("add-mention").addEventListener("click", addMention);
+  document.getElementById("fix-span").addEventListener("click", fixSpan);
+
+  // --- keyboard ------------------------------------------------------------------------------------------
+  function clickIn(selector) {
+    const el = panel.querySelector(selector);
+    if (el && !el.disabled) { el.click(); return true; }
+    return false;
+  }
+
+  function openHelp() { if (!help.open) help.showModal(); }
+  document.getElementById("help-button").addEventListener("click", openHelp);
+
+  function searchKeys(evt) {
+    const input = evt.target;
+    const hits = Array.from(panel.querySelectorAll("#search-results .search-hit"));
+    if (evt.key === "Escape") { input.blur(); evt.preventDefault(); return; }
+    if (evt.key === "ArrowDown" && hits.length) { hits[0].focus(); evt.preventDefault(); }
+    if (evt.key === "Enter" && hits.length) { hits[0].click(); evt.preventDefault(); }
+  }
+
+  function hitKeys(evt) {
+    const hits = Array.from(panel.querySelectorAll("#search-results .search-hit"));
+    const at = hits.indexOf(evt.target);
+    if (evt.key === "ArrowDown" && at < hits.length - 1) { hits[at + 1].focus(); evt.preventDefault(); }
+    else if (evt.key === "ArrowUp") { (at > 0 ? hits[at - 1] : panel.querySelector("#concept-search")).focus(); evt.preventDefault(); }
+    else if (evt.key === "Escape") { panel.querySelector("#concept-search").focus(); evt.preventDefault(); }
+  }
+
+  document.addEventListener("keydown", (evt) => {
+    if (evt.ctrlKey || evt.metaKey || evt.altKey) return;
+    const target = evt.target;
+    if (target.id === "concept-search") { searchKeys(evt); return; }
+    if (target.classList && target.classList.contains("search-hit")) { hitKeys(evt); return; }
+    if (help.open) return; // the dialog handles Esc itself
+    if (target.matches && target.matches("input, textarea, select, [contenteditable]")) return;
+    if (target.matches && target.matches("button, a") && (evt.key === "Enter" || evt.key === " ")) return;
+
+    const key = evt.key;
+    if (key === "Enter" && target.matches && target.matches("mark[data-mention-id]") && target.dataset.mentionId !== current) {
+      select(target.dataset.mentionId, { focus: true }); evt.preventDefault(); return;
+    }
+    const decisionKey = /^[1-9]$/.test(key) || ["a", "Enter", "n", "x", "p", "u"].includes(key);
+    if (decisionKey && busy) { evt.preventDefault(); return; }
+    let handled = true;
+    switch (key) {
+      case "j": case "ArrowDown": step(1); break;
+      case "k": case "ArrowUp": step(-1); break;
+      case "J": { const id = nextOpen(); if (id) select(id, { focus: true }); else toast("No open mention left in this document."); break; }
+      case "a": case "Enter": if (!clickIn('[data-action="accept"]')) toast("No candidate to accept: pick one, search (/), or mark NIL (n)."); break;
+      case "n": clickIn('[data-action="nil"]'); break;
+      case "x": clickIn('[data-action="reject"]'); break;
+      case "p": if (!clickIn('[data-action="parent"]')) toast("The top candidate has no parent to link."); break;
+      case "/": { const box = panel.querySelector("#concept-search"); if (box) { box.focus(); box.select(); } break; }
+      case "u": htmx.ajax("POST", root.dataset.undoUrl, { source: panel, target: "#panel", swap: "innerHTML" }); break;
+      case "m": addMention(); break;
+      case "e": fixSpan(); break;
+      case "s": { scope.selectedIndex = (scope.selectedIndex + 1) % scope.options.length; scope.dispatchEvent(new Event("change")); toast("Decisions apply to: " + scope.options[scope.selectedIndex].text); break; }
+      case "?": openHelp(); break;
+      case "Q": window.location.href = root.dataset.queueUrl; break;
+      case "[": { const a = document.querySelector('a[rel="prev"]'); if (a) window.location.href = a.href; break; }
+      case "]": { const a = document.querySelector('a[rel="next"]'); if (a) window.location.href = a.href; break; }
+      case "Escape": hideSelectionBar(); break;
+      default:
+        if (/^[1-9]$/.test(key)) {
+          if (!clickIn(`[data-action="pick"][data-number="${key}"]`)) toast("There is no candidate " + key + ".");
+        } else handled = false;
+    }
+    if (handled) evt.preventDefault();
+  });
+
+  // --- start ---------------------------------------------------------------------------------------------
+  const list = ids();
+  const wanted = root.dataset.selected;
+  const first = (wanted && list.includes(wanted)) ? wanted : (list.find((id) => OPEN.has(statusOf(id))) || list[0]);
+  if (first) select(first);
+})();
