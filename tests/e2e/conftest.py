@@ -61,6 +61,11 @@ def demo_collection(transactional_db, tmp_path, settings):  # type: ignore[no-un
     from webapp.training.services import activate_index, build_index, create_index_version
     from webapp.vocab.models import Dictionary
 
+    from django.db import connections
+
+    # Request threads of the live server close their connections after each request, so the test database
+    # can be dropped at the end of the session.
+    connections.settings["default"]["CONN_MAX_AGE"] = 0
     for role in ROLES:  # a transactional test flushes the groups the migration made
         Group.objects.get_or_create(name=role)
     settings.ARTIFACT_ROOT = tmp_path / "artifacts"

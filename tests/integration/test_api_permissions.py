@@ -97,9 +97,10 @@ ENDPOINTS: dict[str, Endpoint] = {
 
 
 @pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
+def _test_settings(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # 109 tests create personas; the production hasher's deliberate slowness is not what they test.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.ARTIFACT_ROOT = tmp_path / "artifacts"  # dictionary uploads land here, not in the project's var/
 
 
 @pytest.fixture(scope="session")
@@ -182,3 +183,9 @@ def test_a_token_is_traded_for_username_and_password(bob) -> None:  # type: igno
     client.credentials(HTTP_AUTHORIZATION=f"Token {response.json()['token']}")
     assert client.get("/api/mentions/").status_code == 200
     assert APIClient().post("/api/auth/token/", {"username": "bob", "password": "wrong"}, format="json").status_code == 400
+
+
+def test_malformed_credentials_get_401_not_a_server_error(db) -> None:  # type: ignore[no-untyped-def]
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token abc\x00def")
+    assert client.get("/api/mentions/").status_code == 401

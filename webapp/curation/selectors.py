@@ -278,7 +278,7 @@ def panel(mention: Mention, k: int = SUGGESTIONS_K) -> Panel:
 
 def _known_types(concept_pks_: list[int]) -> dict[int, list[KnownType]]:
     out: dict[int, list[KnownType]] = {}
-    through = Concept.known_types.through.objects.filter(concept_id__in=concept_pks_).select_related("knowntype")
+    through = Concept.known_types.through.objects.filter(concept_id__in=concept_pks_).select_related("knowntype__vocabulary")
     for row in through.order_by("knowntype__label"):
         out.setdefault(row.concept_id, []).append(row.knowntype)
     return out

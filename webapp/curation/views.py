@@ -146,7 +146,9 @@ def _panel_response(
     data = selectors.panel(mention)
     context = {"p": data, "alert": alert, "alert_kind": alert_kind}
     body = render_to_string("curation/_panel.html", context, request)
-    if refresh_document or data.stored:  # a status changed: recolour the text
+    # Storing suggestions may turn a pending mention into a suggested one: the keyboard script recolours
+    # that mention from the panel's data-status, so a panel view never re-renders the document.
+    if refresh_document:
         doc_context = {**_document_context(mention.document), "oob": True}
         body += render_to_string("curation/document.html#document-text", doc_context, request)
         body += render_to_string("curation/document.html#status-counts", doc_context, request)

@@ -50,6 +50,17 @@
     document.querySelectorAll(`#document-text mark[data-mention-ids~="${current}"]`).forEach((m) => m.classList.add("selected"));
   }
 
+  function recolour(id, status) {
+    // The panel may have changed the mention's status (suggestions stored): follow it in the text and counts.
+    const marks = document.querySelectorAll(`#document-text mark[data-mention-id="${id}"]`);
+    if (!marks.length || !status || marks[0].dataset.status === status) return;
+    const old = marks[0].dataset.status;
+    marks.forEach((m) => { m.classList.replace("status-" + old, "status-" + status); m.dataset.status = status; });
+    const from = document.querySelector(`[data-status-count="${old}"]`);
+    const to = document.querySelector(`[data-status-count="${status}"]`);
+    if (from && to) { from.textContent = String(Number(from.textContent) - 1); to.textContent = String(Number(to.textContent) + 1); }
+  }
+
   function select(id, opts) {
     if (!id) return;
     current = String(id);
@@ -124,6 +135,7 @@
       const body = panel.querySelector(".panel-body");
       const id = body && body.dataset.mentionId;
       if (id && id !== current) { current = id; }
+      if (id) recolour(id, body.dataset.status);
       shownAt = performance.now();
     }
   });
@@ -263,7 +275,7 @@
     if (target.id === "concept-search") { searchKeys(evt); return; }
     if (target.classList && target.classList.contains("search-hit")) { hitKeys(evt); return; }
     if (help.open) return; // the dialog handles Esc itself
-    if (target.matches && target.matches("input, textarea, select, [contenteditable]")) return;
+    if (target.matches && target.matches("input:not([type=checkbox]):not([type=radio]), textarea, select, [contenteditable]")) return;
     if (target.matches && target.matches("button, a") && (evt.key === "Enter" || evt.key === " ")) return;
 
     const key = evt.key;

@@ -1,0 +1,262 @@
+"""Benchmark: the candidate panel's server time over the full MEDIC dictionary, and concept search over
+HPO + DOID + MEDIC names; print one JSON object.
+
+    python bench/curation.py [--mentions 200] [--searches 300] [--data ../shared/data] [--no-record]
+
+A throwaway database is created on the configured PostgreSQL server (as bench/import.py does), migrated,
+filled with ``manage.py import_dictionary`` (CTD_diseases.tsv.gz, hp.obo.gz, doid.obo.gz), a sparse index of
+MEDIC built and activated with ``manage.py build_index --sparse-only --activate``, and the BC5CDR
+development abstracts imported with ``manage.py import_documents`` as the collection to curate. Then:
+
+* panel: ``GET /curate/mentions/<id>/panel/`` through Django's test client, logged in as a curator, for
+  ``--mentions`` mentions: the first view (live linking, suggestions stored, hierarchy paths, rendering)
+  and a second view of the same mentions (suggestions already stored). Server time = the view's wall time
+  in this process (no network); targets: p95 < 150 ms.
+* search: ``GET /curate/mentions/<id>/search/?q=...`` with queries a curator types (the first 3, 5 and
+  all characters of mention texts, and a misspelling), against each dictionary in turn, so the trigram
+  index holds all three dictionaries' names; target: p95 < 100 ms.
+
+The figures are appended to bench/RESULTS.md with the machine they ran on (append only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+# bench/import.py describes the machine the same way for every benchmark ("import" is a keyword, hence importlib).
+describe_machine = importlib.import_module("bench.import").describe_machine
+
+RESULTS = ROOT / "bench" / "RESULTS.md"
+DICTIONARIES = (("medic", "medic/CTD_diseases.tsv.gz"), ("hpo", "hpo/hp.obo.gz"), ("doid", "disease-ontology/doid.obo.gz"))
+DOCUMENTS = "bc5cdr/CDR_DevelopmentSet.PubTator.txt"
+
+
+@dataclass(frozen=True)
+class Config:
+    mentions: int = 200
+    searches: int = 300
+    data: Path = ROOT.parent / "shared" / "data"
+    record: bool = True
+    seed: int = 13
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def summary(ms: list[float]) -> dict[str, float]:
+    return {
+        "n": len(ms),
+        "p50_ms": round(statistics.median(ms), 1),
+        "p95_ms": round(percentile(ms, 95), 1),
+        "max_ms": round(max(ms), 1),
+        "mean_ms": round(statistics.fmean(ms), 1),
+    }
+
+
+def main(cfg: Config) -> dict[str, Any]:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.db import connection
+
+    missing = [rel for _, rel in DICTIONARIES if not (cfg.data / rel).is_file()] + ([DOCUMENTS] if not (cfg.data / DOCUMENTS).is_file() else [])
+    if missing:
+        raise SystemExit(f"missing data files under {cfg.data}: {', '.join(missing)}")
+    machine = describe_machine(connection)
+    load = round(os.getloadavg()[0], 1)
+    original_name = connection.settings_dict["NAME"]
+    connection.settings_dict.setdefault("TEST", {})["NAME"] = f"bench_curation_{os.getpid()}"
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    artifacts = Path(settings.ARTIFACT_ROOT) / f"bench-curation-{os.getpid()}"
+    settings.ARTIFACT_ROOT = artifacts
+    try:
+        setup = prepare(cfg)
+        panel = bench_panel(cfg)
+        search = bench_search(cfg)
+    finally:
+        connection.creation.destroy_test_db(original_name, verbosity=0)
+        import shutil
+
+        shutil.rmtree(artifacts, ignore_errors=True)
+    result = {
+        "benchmark": "curation",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine,
+        "load_avg_1m_at_start": load,
+        "setup": setup,
+        "panel": panel,
+        "search": search,
+        "targets": {"panel_p95_ms": 150, "search_p95_ms": 100},
+    }
+    if cfg.record:
+        append_results(result)
+    return result
+
+
+def prepare(cfg: Config) -> dict[str, Any]:
+    from django.core.management import call_command
+    from django.db.models import Count
+
+    from webapp.training.models import IndexVersion
+    from webapp.vocab.models import Name
+
+    timings: dict[str, float] = {}
+    for slug, rel in DICTIONARIES:
+        t0 = time.perf_counter()
+        call_command("import_dictionary", str(cfg.data / rel), "--slug", slug, verbosity=0)
+        timings[f"import_{slug}_s"] = round(time.perf_counter() - t0, 1)
+    t0 = time.perf_counter()
+    call_command("build_index", "--dictionary", "medic", "--sparse-only", "--activate", verbosity=0)
+    timings["build_sparse_index_medic_s"] = round(time.perf_counter() - t0, 1)
+    call_command("import_documents", str(cfg.data / DOCUMENTS), "--collection", "bc5cdr-dev", "--dictionary", "medic", verbosity=0)
+    index = IndexVersion.objects.get(state=IndexVersion.State.ACTIVE)
+    names = dict(Name.objects.values_list("concept__version__dictionary__slug").annotate(n=Count("id")).order_by())
+    return {**timings, "names": names, "names_total": sum(names.values()), "medic_index_names": index.name_count}
+
+
+def _client() -> Any:
+    from django.contrib.auth.models import Group, User
+    from django.test import Client
+
+    user = User.objects.create_user("bench-curator", password="unused-password-for-bench")
+    user.groups.add(Group.objects.get(name="curator"))
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(user)
+    return client
+
+
+def _timed(client: Any, url: str, **params: Any) -> float:
+    t0 = time.perf_counter()
+    response = client.get(url, params, HTTP_HX_REQUEST="true")
+    elapsed = (time.perf_counter() - t0) * 1000
+    if response.status_code != 200:
+        raise RuntimeError(f"{url} answered {response.status_code}")
+    return elapsed
+
+
+def bench_panel(cfg: Config) -> dict[str, Any]:
+    from webapp.corpus.models import Mention
+    from webapp.training.registry import get_active_linker
+
+    client = _client()
+    rng = random.Random(cfg.seed)
+    mentions = list(Mention.objects.filter(document__collection__slug="bc5cdr-dev", mention_type="Disease").values_list("pk", flat=True))
+    sample = rng.sample(mentions, min(cfg.mentions, len(mentions)))
+    t0 = time.perf_counter()
+    get_active_linker("medic")  # loading the index once per process is not the panel's cost
+    load_s = time.perf_counter() - t0
+    _timed(client, f"/curate/mentions/{sample[0]}/panel/")  # warm the templates
+    first = [_timed(client, f"/curate/mentions/{pk}/panel/") for pk in sample[1:]]
+    again = [_timed(client, f"/curate/mentions/{pk}/panel/") for pk in sample[1:]]
+    return {"index_load_s": round(load_s, 2), "first_view": summary(first), "repeat_view": summary(again)}
+
+
+def _queries(texts: list[str], rng: random.Random, n: int) -> list[str]:
+    out: list[str] = []
+    while len(out) < n:
+        text = rng.choice(texts)
+        kind = len(out) % 4
+        if kind == 0:
+            out.append(text[:3])
+        elif kind == 1:
+            out.append(text[:5])
+        elif kind == 2:
+            out.append(text)
+        else:  # a typo: two neighbouring letters swapped
+            i = rng.randrange(0, max(1, len(text) - 1))
+            out.append(text[:i] + text[i + 1 : i + 2] + text[i : i + 1] + text[i + 2 :] if len(text) > 3 else text)
+    return out
+
+
+def bench_search(cfg: Config) -> dict[str, Any]:
+    from webapp.corpus.models import Collection, Mention
+    from webapp.vocab.models import Dictionary
+
+    client = _client_for_search()
+    rng = random.Random(cfg.seed + 1)
+    texts = list(Mention.objects.filter(document__collection__slug="bc5cdr-dev").values_list("text", flat=True).distinct())
+    mention = Mention.objects.filter(document__collection__slug="bc5cdr-dev").first()
+    collection = Collection.objects.get(slug="bc5cdr-dev")
+    per_dictionary: dict[str, Any] = {}
+    every: list[float] = []
+    for slug, _ in DICTIONARIES:
+        collection.dictionary = Dictionary.objects.get(slug=slug)  # search looks in the collection's dictionary
+        collection.save(update_fields=["dictionary"])
+        queries = _queries(texts, rng, cfg.searches)
+        _timed(client, f"/curate/mentions/{mention.pk}/search/", q=queries[0])
+        ms = [_timed(client, f"/curate/mentions/{mention.pk}/search/", q=q) for q in queries]
+        per_dictionary[slug] = summary(ms)
+        every += ms
+    collection.dictionary = Dictionary.objects.get(slug="medic")
+    collection.save(update_fields=["dictionary"])
+    return {"all": summary(every), "per_dictionary": per_dictionary, "query_kinds": "first 3 chars, first 5 chars, whole mention, one transposition"}
+
+
+def _client_for_search() -> Any:
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(User.objects.get(username="bench-curator"))
+    return client
+
+
+def append_results(result: dict[str, Any]) -> None:
+    p, s = result["panel"], result["search"]
+    setup = result["setup"]
+    lines = [
+        "",
+        f"## {result['date'][:16].replace('T', ' ')} UTC curation panel and concept search (bench/curation.py)",
+        "",
+        f"Machine: {result['machine']}; 1-minute load average {result['load_avg_1m_at_start']} at the start.",
+        f"Data: full CTD MEDIC ({setup['names'].get('medic', 0):,} names; sparse index of {setup['medic_index_names']:,} names), "
+        f"HPO ({setup['names'].get('hpo', 0):,} names), DOID ({setup['names'].get('doid', 0):,} names): {setup['names_total']:,} names in the "
+        "trigram index; BC5CDR development abstracts as the collection. Server time through Django's test client (no network).",
+        "",
+        "| measure | n | p50 ms | p95 ms | max ms | target |",
+        "|---|---:|---:|---:|---:|---|",
+        f"| candidate panel, first view (live link + store top-10 + paths + render) | {p['first_view']['n']} | {p['first_view']['p50_ms']} | {p['first_view']['p95_ms']} | {p['first_view']['max_ms']} | p95 < 150 |",
+        f"| candidate panel, repeat view | {p['repeat_view']['n']} | {p['repeat_view']['p50_ms']} | {p['repeat_view']['p95_ms']} | {p['repeat_view']['max_ms']} | p95 < 150 |",
+    ]
+    for slug, f in s["per_dictionary"].items():
+        lines.append(f"| concept search in {slug} | {f['n']} | {f['p50_ms']} | {f['p95_ms']} | {f['max_ms']} | p95 < 100 |")
+    lines.append(f"| concept search, all | {s['all']['n']} | {s['all']['p50_ms']} | {s['all']['p95_ms']} | {s['all']['max_ms']} | p95 < 100 |")
+    lines.append("")
+    lines.append(f"Search queries: {s['query_kinds']}. Index load once per process: {p['index_load_s']} s (not in the panel figures).")
+    with open(RESULTS, "a", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+def parse_args(argv: list[str] | None = None) -> Config:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--mentions", type=int, default=Config.mentions, help="Mentions whose panel is timed.")
+    parser.add_argument("--searches", type=int, default=Config.searches, help="Search queries per dictionary.")
+    parser.add_argument("--data", type=Path, default=Config.data, help="The shared data folder.")
+    parser.add_argument("--no-record", action="store_true", help="Print only; do not append to bench/RESULTS.md.")
+    args = parser.parse_args(argv)
+    if args.mentions < 2 or args.searches < 1:
+        parser.error("--mentions must be at least 2 and --searches at least 1")
+    return Config(mentions=args.mentions, searches=args.searches, data=args.data, record=not args.no_record)
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(parse_args())), flush=True)
