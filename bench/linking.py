@@ -174,7 +174,7 @@ def run_speed(args: argparse.Namespace) -> dict[str, Any]:
         rng = np.random.default_rng(0)
         names = [names[i] for i in sorted(rng.choice(len(names), args.build_names, replace=False))]
     for label, quantize in (("float32", False), ("int8", True)):
-        if label not in args.precisions:
+        if label not in args.build_precisions:
             continue
         encoder = TransformerEncoder()
         if quantize:
@@ -237,6 +237,8 @@ def _append_results(result: dict[str, Any], argv: list[str]) -> None:
     if "speed" in result:
         lines += ["### speed", "", "```json", json.dumps(result["speed"], indent=2), "```", ""]
     lines += [f"peak RSS: {result['peak_rss_mb']} MB", ""]
+    if result.get("note"):
+        lines += [f"note: {result['note']}", ""]
     with open(path, "a", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
 
@@ -252,13 +254,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-speed", action="store_true")
     parser.add_argument("--speed-only", action="store_true")
     parser.add_argument("--build-names", type=int, default=0, help="names for the index-build timing (0: all)")
-    parser.add_argument("--precisions", default="float32,int8")
+    parser.add_argument("--precisions", default="float32,int8", help="for the retrieval timing")
+    parser.add_argument("--build-precisions", default="float32,int8", help="for the index-build timing")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--no-results", action="store_true", help="do not append to bench/RESULTS.md")
+    parser.add_argument("--note", default="", help="a sentence appended to the RESULTS.md section")
     args = parser.parse_args(argv)
     if args.quick and not args.build_names:
         args.build_names = 5000
     args.precisions = set(args.precisions.split(","))
+    args.build_precisions = set(args.build_precisions.split(","))
     import torch
 
     torch.set_num_threads(args.threads)
@@ -276,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_speed:
         result["speed"] = run_speed(args)
     result["peak_rss_mb"] = round(_rss_mb(), 1)
+    if args.note:
+        result["note"] = args.note
     print(json.dumps(result, indent=2))
     if not args.no_results:
         _append_results(result, list(argv if argv is not None else sys.argv[1:]))

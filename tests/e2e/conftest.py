@@ -52,6 +52,7 @@ def screenshots() -> Path:
 def demo_collection(transactional_db, tmp_path, settings):  # type: ignore[no-untyped-def]
     """The demo collection (6 abstracts, a MEDIC slice) with an active sparse index; role groups restored."""
     from django.contrib.auth.models import Group
+    from django.db import connections
 
     from webapp.core.roles import ROLES
     from webapp.corpus.models import Collection
@@ -60,8 +61,6 @@ def demo_collection(transactional_db, tmp_path, settings):  # type: ignore[no-un
     from webapp.training.registry import forget_all
     from webapp.training.services import activate_index, build_index, create_index_version
     from webapp.vocab.models import Dictionary
-
-    from django.db import connections
 
     # Request threads of the live server close their connections after each request, so the test database
     # can be dropped at the end of the session.

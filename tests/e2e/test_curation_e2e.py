@@ -38,7 +38,9 @@ def test_a_curator_decides_with_the_keyboard_and_the_linker_learns(live_server, 
     expect(page.locator('#panel .candidate[data-number="2"]')).to_have_attribute("data-concept-id", "MESH:D003922")
     page.wait_for_timeout(300)
     page.screenshot(path=str(screenshots / "curation-document-view.png"), full_page=True)
+    page.set_viewport_size({"width": 1440, "height": 2600})  # the sticky panel shows all ten candidates
     page.locator("#panel").screenshot(path=str(screenshots / "curation-candidate-panel.png"))
+    page.set_viewport_size({"width": 1440, "height": 1000})
 
     # 2: the second candidate. The page then moves on to the next open mention by itself.
     page.keyboard.press("2")
@@ -125,3 +127,48 @@ def test_two_curators_on_one_mention_the_second_sees_a_conflict_and_nothing_is_l
     log = list(Decision.objects.filter(mention=hypertension).order_by("created_at").values_list("user__username", "action", "undone_at"))
     assert log == [("bob", "accept", None), ("alice", "nil", None)]
     assert Link.objects.filter(mention=hypertension, origin="curator").count() == 2
+
+
+def _select_text(page, needle: str, start: int = 0, length: int | None = None) -> None:  # type: ignore[no-untyped-def]
+    """Select ``needle`` (or a slice of it) in the document text, as a mouse drag would, and release the mouse."""
+    page.evaluate(
+        """([needle, start, length]) => {
+          const walker = document.createTreeWalker(document.getElementById('document-text'), NodeFilter.SHOW_TEXT);
+          let node;
+          while ((node = walker.nextNode())) {
+            const at = node.textContent.indexOf(needle);
+            if (at < 0) continue;
+            const range = document.createRange();
+            range.setStart(node, at + start);
+            range.setEnd(node, at + start + (length === null ? needle.length - start : length));
+            const selection = window.getSelection();
+            selection.removeAllRanges();
+            selection.addRange(range);
+            return;
+          }
+          throw new Error('text not found: ' + needle);
+        }""",
+        [needle, start, length],
+    )
+    page.dispatch_event("#document-text", "mouseup")
+
+
+def test_a_curator_adds_a_mention_by_selecting_text_and_fixes_its_span(live_server, browser, demo_collection, bob) -> None:  # type: ignore[no-untyped-def]
+    doc = Document.objects.get(collection=demo_collection, external_id="demo-1")
+    page = login(browser, live_server.url, "bob", PASSWORD)
+    page.goto(f"{live_server.url}/curate/demo/documents/{doc.pk}/")
+    expect(_quote(page)).to_have_text("Type 2 diabetes")
+
+    _select_text(page, "in older adults")
+    expect(page.locator("#selection-bar")).to_be_visible()
+    page.keyboard.press("m")
+    expect(_quote(page)).to_have_text("in older adults")
+    added = Mention.objects.get(document=doc, text="in older adults")
+    assert (added.source, added.start) == ("curator", doc.text.index("in older adults"))
+
+    _select_text(page, "in older adults", start=3)  # drop the "in "
+    page.keyboard.press("e")
+    expect(_quote(page)).to_have_text("older adults")
+    added.refresh_from_db()
+    assert (added.text, added.start) == ("older adults", doc.text.index("older adults"))
+    assert list(Decision.objects.filter(mention=added).order_by("created_at").values_list("action", flat=True)) == ["add_mention", "fix_span"]

@@ -86,7 +86,7 @@ def test_a_stale_updated_at_gets_409_and_records_nothing(bob, world) -> None:  #
     assert _decide(client, mention, action="accept").status_code == 200
     response = client.post(f"/api/mentions/{mention.pk}/decision/", {"action": "nil", "updated_at": seen.isoformat()}, format="json")
     assert response.status_code == 409
-    assert "reload it and decide again" in response.json()["detail"]
+    assert "Your decision was not saved" in response.json()["detail"]
     assert response.json()["current"]["status"] == "accepted"
     assert Link.objects.filter(mention=mention, origin="curator").count() == 1
 
@@ -137,3 +137,21 @@ def test_decisions_show_up_in_mention_filters(bob, world) -> None:  # type: igno
     assert ids(client.get("/api/mentions/", {"origin": "curator", "concept": "MESH:D001249"})) == [world["mention"].pk]
     links = client.get("/api/links/", {"origin": "curator"}).json()["results"]
     assert [(link["concept_id"], link["created_by"]) for link in links] == [("MESH:D001249", "bob")]
+
+
+def test_api_decisions_go_through_the_curation_log(bob, world) -> None:  # type: ignore[no-untyped-def]
+    """Pipelines' decisions are logged, undoable and feed hard negatives exactly like the curation screen's."""
+    from webapp.curation.models import Decision, HardNegative
+    from webapp.curation.services import undo
+
+    client = APIClient()
+    client.force_authenticate(bob)
+    response = _decide(client, world["mention"], action="relink", concept_id="MESH:D001249", time_on_task_ms=4200)
+    assert response.status_code == 200, response.json()
+    decision = Decision.objects.get(mention=world["mention"])
+    assert (decision.via, decision.action, decision.rank, decision.time_on_task_ms) == ("api", "relink", 2, 4200)
+    assert decision.model_version == "mini@1/sparse/index-1"
+    assert list(HardNegative.objects.values_list("concept__concept_id", flat=True)) == ["MESH:D029424"]
+    undo(user=bob, decision_id=decision.pk)
+    world["mention"].refresh_from_db()
+    assert world["mention"].status == Mention.Status.SUGGESTED

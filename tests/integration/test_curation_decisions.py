@@ -204,3 +204,14 @@ def test_the_review_queue_puts_small_margins_first(demo) -> None:  # type: ignor
     margins = [m.margin for m in queue if m.margin is not None]
     assert margins == sorted(margins)
     assert len(queue) == Mention.objects.filter(document__collection=demo, status__in=services.OPEN_STATUSES).count()
+
+
+def test_accepting_a_composite_mention_accepts_the_top_of_each_part(demo, bob) -> None:  # type: ignore[no-untyped-def]
+    m = mention("breast and ovarian cancer")
+    outcome = services.decide(user=bob, mention_id=m.pk, action="accept", seen_updated_at=m.updated_at, part=None)
+    assert [d.part for d in [outcome.decision, *outcome.other_parts]] == [0, 1]
+    links = Link.objects.filter(mention=m, origin=Link.Origin.CURATOR).order_by("part")
+    assert [(link.part, link.concept.concept_id, link.rank) for link in links] == [(0, "MESH:D001943", 1), (1, "MESH:D010051", 1)]
+    assert not Name.objects.filter(text="breast and ovarian cancer").exists()  # no part's synonym
+    services.undo(user=bob, decision_id=outcome.decision.pk)  # one undo for the whole mention
+    assert not Link.objects.filter(mention=m, origin=Link.Origin.CURATOR).exists()

@@ -238,7 +238,11 @@ class DecisionInputSerializer(serializers.Serializer):
     dictionary = serializers.SlugField(required=False, help_text="Where to find concept_id when the collection has no dictionary.")
     part = serializers.IntegerField(min_value=0, max_value=50, default=0)
     updated_at = serializers.DateTimeField(help_text="The mention's updated_at as you read it; a stale value gets 409.")
-    model_version = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
+    scope = serializers.ChoiceField(
+        choices=["mention", "document", "collection"], default="mention",
+        help_text="Also apply the decision to every identical open mention of the document or collection.",
+    )
+    time_on_task_ms = serializers.IntegerField(min_value=0, required=False, help_text="Time the curator spent, if known.")
 
 
 class ConflictSerializer(serializers.Serializer):

@@ -63,7 +63,6 @@ from webapp.api.serializers import (
 )
 from webapp.core.jobs import queue_import
 from webapp.core.models import ImportJob
-from webapp.corpus.decisions import DecisionError, StaleDecision, record_decision
 from webapp.corpus.formats import FORMATS, DocumentRecord, FormatError, LinkRecord, MentionRecord
 from webapp.corpus.formats.services import (
     DuplicateDocument,
@@ -73,6 +72,8 @@ from webapp.corpus.formats.services import (
 )
 from webapp.corpus.importers import ImportReport, id_variants
 from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.curation.models import Decision
+from webapp.curation.services import Conflict, CurationError, decide
 from webapp.training.registry import get_active_linker
 from webapp.vocab.models import Concept, Dictionary
 
@@ -409,14 +410,16 @@ class MentionViewSet(RejectNulMixin, viewsets.ReadOnlyModelViewSet):
         v = data.validated_data
         concept = _decision_concept(mention, v["concept_id"], v.get("dictionary")) if v["concept_id"] else None
         try:
-            record_decision(
-                mention_id=mention.pk, action=v["action"], user=request.user, seen_updated_at=v["updated_at"],
-                concept=concept, part=v["part"], model_version=v["model_version"],
+            # The same service as the curation screen: logged, undoable, hard negatives, live index updated.
+            decide(
+                user=request.user, mention_id=mention.pk, action=v["action"], seen_updated_at=v["updated_at"],
+                concept=concept, part=v["part"], via=Decision.Via.API, time_on_task_ms=v.get("time_on_task_ms"),
+                scope=v["scope"],
             )
-        except StaleDecision as exc:
+        except Conflict as exc:
             current = self.get_queryset().get(pk=mention.pk)
             return Response({"detail": str(exc), "current": MentionSerializer(current).data}, status=status.HTTP_409_CONFLICT)
-        except DecisionError as exc:
+        except CurationError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return Response(MentionSerializer(self.get_queryset().get(pk=mention.pk)).data)
 

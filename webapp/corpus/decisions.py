@@ -110,7 +110,10 @@ def record_decision(
             model_version=model_version or (chosen.model_version if chosen else (suggestions[0].model_version if suggestions else "")),
             created_by=user,
         )
-        if concept is not None:
+        # A composite split by the linker ("breast and ovarian cancer") has no text per part: its whole text is
+        # no synonym of either part's concept. Sources that list part texts (BC5CDR's 7th column) give one.
+        composite_without_part_texts = not mention.part_texts and max(linked_parts, default=0) > 0
+        if concept is not None and not composite_without_part_texts:
             synonym_created = _add_synonym(concept, _part_text(mention, part), user)
     mention.status = _STATUS[action]
     mention.save(update_fields=["status", "updated_at"])

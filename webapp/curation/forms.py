@@ -29,7 +29,7 @@ class SeenField(forms.CharField):
 class DecisionForm(forms.Form):
     action = forms.ChoiceField(choices=[(a, a) for a in ("accept", "relink", "nil", "reject")])
     concept = forms.IntegerField(required=False, min_value=1, help_text="Primary key of the chosen Concept.")
-    part = forms.IntegerField(required=False, min_value=0, initial=0)
+    part = forms.IntegerField(required=False, min_value=0, help_text="Composite part; empty: every part (accept, NIL).")
     via = forms.ChoiceField(choices=Decision.Via.choices, required=False)
     seen = SeenField()
     time_on_task_ms = forms.IntegerField(required=False, min_value=0, max_value=24 * 3600 * 1000)

@@ -7,12 +7,14 @@ scan, nearly always empty). A fresh index build reads curator names from the dat
 
 An index cannot forget a name: a synonym removed by an undo stays findable in loaded indexes until the next
 build or restart (its concept is still right for that string's curator, just no longer recorded).
+Other processes see a new synonym within ``RECHECK_SECONDS``.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass, field
 
 from webapp.training.models import IndexVersion
@@ -25,9 +27,14 @@ log = logging.getLogger(__name__)
 @dataclass
 class _Watermark:
     last_name_pk: int | None = None  # None: this process has not looked yet
+    checked_at: float = 0.0  # time.monotonic() of the last look
     names_added: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+
+# How stale another process's synonyms may be here: one look at the database per second at most, so a
+# curator moving through mentions does not pay for a query per panel.
+RECHECK_SECONDS = 1.0
 
 _marks: dict[int, _Watermark] = {}
 _marks_lock = threading.Lock()
@@ -44,7 +51,10 @@ def active_linker(dictionary_slug: str) -> ActiveLinker | None:
     if active is None:
         return None
     mark = _mark(active.index_version_id)
+    if time.monotonic() - mark.checked_at < RECHECK_SECONDS:
+        return active
     with mark.lock:
+        mark.checked_at = time.monotonic()
         names = Name.objects.filter(source=Name.Source.CURATOR, concept__version=active.dictionary_version)
         if mark.last_name_pk is None:
             # First look in this process: curator names the build may have missed (made while or after it ran).

@@ -34,6 +34,7 @@ class Decision(models.Model):
         PARENT = "parent", "Parent or sibling of a candidate"
         PROPAGATED = "propagated", "Applied to an identical mention"
         TEXT = "text", "Text selection"
+        API = "api", "REST API"
 
     batch = models.UUIDField(default=uuid.uuid4, db_index=True, help_text="Decisions applied together (propagation) share a batch and are undone together.")
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="decisions")

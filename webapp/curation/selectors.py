@@ -6,21 +6,16 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 from statistics import median
+from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, F, FloatField, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Count, F, FloatField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Abs, Coalesce, Greatest
 
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.live import active_linker
 from webapp.curation.models import Decision
-from webapp.curation.services import (
-    DECIDED_STATUSES,
-    OPEN_STATUSES,
-    SUGGESTIONS_K,
-    concept_pks,
-    store_suggestions,
-)
+from webapp.curation.services import DECIDED_STATUSES, OPEN_STATUSES, SUGGESTIONS_K, store_suggestions
 from webapp.training.models import IndexVersion
 from webapp.vocab.hierarchy import paths_to_roots
 from webapp.vocab.models import Concept, DictionaryVersion, HierarchyEdge, KnownType
@@ -73,6 +68,17 @@ def collection_stats(collections: QuerySet[Collection]) -> list[CollectionStats]
             )
         )
     return out
+
+
+def documents_with_review_counts(collection: Collection) -> QuerySet[Document]:
+    """The collection's documents with ``n_mentions`` and ``n_reviewed`` (decided by a curator, not just suggested)."""
+    reviewed = Q(mentions__status__in=DECIDED_STATUSES)
+    return (
+        Document.objects.filter(collection=collection)
+        .order_by("id")
+        .only("id", "external_id", "title", "collection_id")
+        .annotate(n_mentions=Count("mentions"), n_reviewed=Count("mentions", filter=reviewed))
+    )
 
 
 @dataclass(frozen=True)
@@ -212,18 +218,21 @@ def panel(mention: Mention, k: int = SUGGESTIONS_K) -> Panel:
 
     With an active index the candidates are linked live (so synonyms added a moment ago count) and stored as
     the mention's suggestions when they differ, so the rank recorded with a decision is the rank shown.
+    Every query here is a handful of rows by index; the panel's budget is mostly the linker's lookup.
     """
-    collection = mention.document.collection
-    dictionary = collection.dictionary
+    dictionary = mention.document.collection.dictionary
     active = active_linker(dictionary.slug) if dictionary is not None else None
     parts = list(mention.part_texts) or [mention.text]
+    links = list(mention.links.select_related("concept__version__dictionary", "created_by").order_by("part", "rank", "-created_at", "-id"))
+    model_links = [link for link in links if link.origin == Link.Origin.MODEL]
     note = ""
     stored = False
     if active is not None:
         ranked = active.linker.link_mentions([mention.text], document_text=mention.document.text, k=k)[0]
         version = active.dictionary_version
-        pks = concept_pks(version, {c.concept_id for c in ranked})
-        if mention.status in OPEN_STATUSES:
+        by_cid = _concepts(version, {c.concept_id for c in ranked})
+        pks = {cid: c.pk for cid, c in by_cid.items()}
+        if mention.status in OPEN_STATUSES and _differs(model_links, ranked, active.label):
             with transaction.atomic():
                 locked = Mention.objects.select_for_update().get(pk=mention.pk)
                 if store_suggestions(locked, ranked, active.label, pks):
@@ -236,22 +245,23 @@ def panel(mention: Mention, k: int = SUGGESTIONS_K) -> Panel:
             candidates.append((c.part, seen_rank[c.part], c.concept_id, c.name, float(c.score), _safe(c.dense), _safe(c.sparse)))
         model_version, live = active.label, True
         if len(parts) < max((c.part for c in ranked), default=0) + 1:
-            parts = [mention.text] * (max(c.part for c in ranked) + 1)
+            # The linker split a composite mention the source did not: name the parts as it queried them.
+            parts = active.linker.queries_for([mention.text], document_text=mention.document.text)[0]
     else:
         version = dictionary.latest_version() if dictionary is not None else None
-        stored = list(mention.links.filter(origin=Link.Origin.MODEL).order_by("part", "rank", "id"))
-        candidates = [(s.part, s.rank or i + 1, s.concept_ref, "", s.score or 0.0, None, None) for i, s in enumerate(stored)]
-        pks = {s.concept_ref: s.concept_id for s in stored if s.concept_id}
-        model_version, live = (stored[0].model_version if stored else ""), False
+        candidates = [(s.part, s.rank or i + 1, s.concept_ref, "", s.score or 0.0, None, None) for i, s in enumerate(model_links)]
+        by_cid = {s.concept_ref: s.concept for s in model_links if s.concept is not None}
+        model_version, live = (model_links[0].model_version if model_links else ""), False
         note = (
-            "No active index for this dictionary: showing stored suggestions." if stored
+            "No active index for this dictionary: showing stored suggestions." if model_links
             else "No active index for this dictionary and no stored suggestions: search for a concept (/)."
         )
-    concepts = Concept.objects.select_related("version__dictionary").in_bulk(list(pks.values()))
-    types = _known_types(list(pks.values()))
-    paths = _first_paths(list(pks.values()))
-    current = mention.links.filter(origin=Link.Origin.CURATOR).select_related("concept", "created_by").order_by("-created_at", "-id").first()
-    gold = list(mention.links.filter(origin=Link.Origin.GOLD).select_related("concept__version__dictionary").order_by("part"))
+    concept_pks_ = [c.pk for c in by_cid.values()]
+    types = _known_types(concept_pks_)
+    paths = _first_paths(concept_pks_)
+    curated = sorted((link for link in links if link.origin == Link.Origin.CURATOR), key=lambda link: (link.created_at, link.pk))
+    current = curated[-1] if curated else None
+    gold = [link for link in links if link.origin == Link.Origin.GOLD]
     gold_pks = {g.concept_id for g in gold if g.concept_id}
     top_by_part: dict[int, float] = {}
     for part, rank, _, _, score, _, _ in candidates:
@@ -259,21 +269,42 @@ def panel(mention: Mention, k: int = SUGGESTIONS_K) -> Panel:
             top_by_part[part] = score
     rows = []
     for number, (part, rank, cid, matched, score, dense, sparse) in enumerate(candidates, start=1):
-        pk = pks.get(cid)
+        concept = by_cid.get(cid)
+        pk = concept.pk if concept is not None else None
         top = top_by_part.get(part) or 0.0
-        path, more = paths.get(pk, ([], 0)) if pk else ([], 0)
+        ancestors, more = paths.get(pk, ([], 0)) if pk else ([], 0)
         rows.append(
             CandidateRow(
-                number=number, part=part, part_text=parts[part] if part < len(parts) else mention.text, rank=rank, concept_id=cid, concept=concepts.get(pk) if pk else None,
-                matched=matched, score=score, bar=max(2, min(100, round(100 * score / top))) if top > 0 else 0,
+                number=number, part=part, part_text=parts[part] if part < len(parts) else mention.text, rank=rank,
+                concept_id=cid, concept=concept, matched=matched, score=score,
+                bar=max(2, min(100, round(100 * score / top))) if top > 0 else 0,
                 dense=dense, sparse=sparse, known_types=types.get(pk, []) if pk else [],
-                path=path, more_paths=more, parent=path[-2] if len(path) >= 2 else None,
+                path=[*ancestors, concept] if ancestors and concept is not None else [], more_paths=more,
+                parent=ancestors[-1] if ancestors else None,
                 is_current=current is not None and current.concept_id is not None and current.concept_id == pk,
                 is_gold=pk in gold_pks if pk else False,
             )
         )
     latest = Decision.objects.filter(mention=mention).select_related("user", "concept").order_by("-created_at", "-id").first()
     return Panel(mention, parts, rows, model_version, live, version, current, gold, latest, note, stored)
+
+
+def _concepts(version: DictionaryVersion, concept_ids: set[str]) -> dict[str, Concept]:
+    if not concept_ids:
+        return {}
+    rows = Concept.objects.filter(version=version, concept_id__in=concept_ids).select_related("version__dictionary")
+    return {c.concept_id: c for c in rows}
+
+
+def _differs(model_links: list[Link], ranked: list[Any], label: str) -> bool:
+    """Whether the stored suggestions are not the ranked candidates (read without a lock; rechecked under one)."""
+    if len(model_links) != len(ranked):
+        return True
+    return any(
+        link.concept_ref != c.concept_id or link.part != c.part or link.model_version != label
+        or round(link.score or 0.0, 6) != round(float(c.score), 6)
+        for link, c in zip(sorted(model_links, key=lambda link: (link.part, link.rank or 0)), ranked, strict=True)
+    )
 
 
 def _known_types(concept_pks_: list[int]) -> dict[int, list[KnownType]]:
@@ -286,33 +317,40 @@ def _known_types(concept_pks_: list[int]) -> dict[int, list[KnownType]]:
 
 _ANCESTORS_OF_MANY_SQL = """
 WITH RECURSIVE up(child_id, parent_id) AS (
-    SELECT child_id, parent_id FROM {table} WHERE child_id = ANY(%s)
+    SELECT child_id, parent_id FROM {edge} WHERE child_id = ANY(%s)
     UNION
-    SELECT e.child_id, e.parent_id FROM {table} e JOIN up ON e.child_id = up.parent_id
+    SELECT e.child_id, e.parent_id FROM {edge} e JOIN up ON e.child_id = up.parent_id
 )
-SELECT child_id, parent_id FROM up ORDER BY child_id, parent_id
+SELECT up.child_id, up.parent_id, c.version_id, c.concept_id, c.preferred_name
+FROM up JOIN {concept} c ON c.id = up.parent_id
+ORDER BY up.child_id, up.parent_id
 """
 
 
 def _first_paths(pks: list[int], limit: int = 8) -> dict[int, tuple[list[Concept], int]]:
     """Per concept: its shortest path from a root (root first) and how many other paths exist (up to ``limit``).
 
-    One recursive query for all candidates' ancestors and one for their names, whatever the number of candidates.
+    One recursive query for all candidates' ancestors, their names included, whatever the number of candidates.
+    Path nodes are unsaved-looking Concept instances with id, concept id and preferred name only.
     """
     if not pks:
         return {}
     parents: dict[int, list[int]] = {}
+    nodes: dict[int, Concept] = {}
     with connection.cursor() as cursor:
-        cursor.execute(_ANCESTORS_OF_MANY_SQL.format(table=HierarchyEdge._meta.db_table), [pks])
-        for child, parent in cursor.fetchall():
+        cursor.execute(_ANCESTORS_OF_MANY_SQL.format(edge=HierarchyEdge._meta.db_table, concept=Concept._meta.db_table), [pks])
+        for child, parent, version_id, cid, name in cursor.fetchall():
             parents.setdefault(child, []).append(parent)
-    chosen: dict[int, tuple[list[int], int]] = {}
+            nodes[parent] = Concept(pk=parent, version_id=version_id, concept_id=cid, preferred_name=name)
+    out: dict[int, tuple[list[Concept], int]] = {}
     for pk in pks:
         pk_paths, _ = paths_to_roots(pk, parents, limit)
         pk_paths.sort(key=len)
-        chosen[pk] = (pk_paths[0] if pk_paths and len(pk_paths[0]) > 1 else [], max(0, len(pk_paths) - 1))
-    names = Concept.objects.only("pk", "concept_id", "preferred_name", "version_id").in_bulk({p for path, _ in chosen.values() for p in path})
-    return {pk: ([names[p] for p in path], more) for pk, (path, more) in chosen.items()}
+        if not pk_paths or len(pk_paths[0]) < 2:
+            out[pk] = ([], 0)
+            continue
+        out[pk] = ([nodes[p] for p in pk_paths[0][:-1]], len(pk_paths) - 1)
+    return out
 
 
 @dataclass(frozen=True)
@@ -337,17 +375,3 @@ def family(concept: Concept) -> Family:
     out.sort(key=lambda p: p[0].preferred_name.lower())
     children = list(concepts.filter(parent_edges__parent=concept).order_by("preferred_name").distinct()[: MAX_SIBLINGS + 1])
     return Family(concept, out, children[:MAX_SIBLINGS], len(children) > MAX_SIBLINGS)
-
-
-def candidate_stats(mention: Mention) -> dict[str, float | None]:
-    """Top score and relative margin of a mention's stored suggestions (for the queue's explanation)."""
-    scores = list(mention.links.filter(origin=Link.Origin.MODEL, part=0).order_by("rank").values_list("score", flat=True)[:2])
-    if not scores or scores[0] is None:
-        return {"top": None, "margin": None}
-    second = scores[1] if len(scores) > 1 and scores[1] is not None else 0.0
-    return {"top": scores[0], "margin": (scores[0] - second) / max(abs(scores[0]), 1e-6)}
-
-
-def open_count(document: Document) -> int:
-    return document.mentions.filter(status__in=OPEN_STATUSES).count()
-

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -61,9 +61,10 @@ class Scope:
 
 @dataclass(frozen=True)
 class Outcome:
-    decision: Decision  # the decision on the mention the curator chose
+    decision: Decision  # the decision on the mention the curator chose (its first part)
     propagated: list[Decision]  # the same decision applied to identical mentions
     skipped: int  # identical mentions left alone because a curator had decided them already
+    other_parts: list[Decision] = field(default_factory=list)  # accept / NIL of a composite mention's other parts
 
     @property
     def batch(self) -> uuid.UUID:
@@ -81,7 +82,7 @@ def decide(
     action: str,
     seen_updated_at: datetime,
     concept: Concept | None = None,
-    part: int = 0,
+    part: int | None = 0,
     via: str = Via.CANDIDATE,
     time_on_task_ms: int | None = None,
     scope: str = Scope.MENTION,
@@ -89,6 +90,7 @@ def decide(
     """Record a decision on one mention, and optionally on every identical open mention of the scope.
 
     ``action`` is accept (``concept`` or the top suggestion), relink (needs ``concept``), nil or reject.
+    ``part=None`` accepts (each part's top suggestion) or NILs every part of a composite mention at once.
     Raises :class:`Conflict` when the mention changed since ``seen_updated_at`` and :class:`CurationError`
     when the decision does not fit the mention.
     """
@@ -100,7 +102,14 @@ def decide(
     if mention.updated_at != seen_updated_at:
         raise _conflict(mention, seen_updated_at)
     batch = uuid.uuid4()
-    decision = _apply(mention, action, concept, part, user, via, batch, time_on_task_ms)
+    if part is None:
+        if action not in (Action.ACCEPT, Action.NIL) or concept is not None:
+            raise CurationError("only accepting the top suggestions or NIL apply to every part at once")
+        parts = range(_part_count(mention))
+    else:
+        parts = range(part, part + 1)
+    decisions = [_apply(mention, action, concept, p, user, via, batch, time_on_task_ms if p == parts[0] else None) for p in parts]
+    decision = decisions[0]
     propagated: list[Decision] = []
     skipped = 0
     if scope != Scope.MENTION:
@@ -111,7 +120,7 @@ def decide(
             if action in (Action.ACCEPT, Action.RELINK) and chosen is not None:
                 twin_action = Action.ACCEPT if _top_concept_pk(twin, 0) == chosen.pk else Action.RELINK
             propagated.append(_apply(twin, twin_action, chosen, 0, user, Via.PROPAGATED, batch, None))
-    return Outcome(decision, propagated, skipped)
+    return Outcome(decision, propagated, skipped, decisions[1:])
 
 
 def _lock_mention(mention_id: int) -> Mention:
@@ -142,7 +151,9 @@ def _conflict(mention: Mention, seen: datetime) -> Conflict:
 
 
 def _part_count(mention: Mention) -> int:
-    return max(1, len(mention.part_texts))
+    """Parts with a text of their own, or with model suggestions (the linker splits composites itself)."""
+    suggested = mention.links.filter(origin=Link.Origin.MODEL).order_by("-part").values_list("part", flat=True).first()
+    return max(1, len(mention.part_texts), (suggested or 0) + 1)
 
 
 def _part_text(mention: Mention, part: int) -> str:
@@ -194,6 +205,8 @@ def _apply(
     chosen = link.concept if link is not None else None
     text = _part_text(mention, part)
     synonym = None
+    # A composite the linker split itself has no text per part, so record_decision adds no synonym for it.
+    whole_text_of_a_part = not mention.part_texts and _part_count(mention) > 1
     if chosen is not None and result.synonym_created:
         synonym = Name.objects.filter(concept=chosen, text=text.strip()).first()
     decision = Decision.objects.create(
@@ -217,7 +230,7 @@ def _apply(
         result_updated_at=result.mention.updated_at,
     )
     _hard_negatives(decision, suggestions, chosen, action)
-    if chosen is not None:
+    if chosen is not None and not whole_text_of_a_part:
         slug = mention.document.collection.dictionary.slug if mention.document.collection.dictionary else None
         if slug:
             cid = chosen.concept_id
@@ -277,6 +290,7 @@ def undo(*, user: Any, decision_id: int) -> list[Decision]:
         raise CurationError("this decision was undone already")
     now = timezone.now()
     for decision in decisions:
+        decision.refresh_from_db(fields=["result_updated_at"])  # undoing a later part of the batch moved it on
         _undo_one(decision)
         decision.undone_at = now
         decision.undone_by = user

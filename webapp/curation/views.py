@@ -23,7 +23,6 @@ from webapp.core.decorators import admin_required, curator_required
 from webapp.corpus.models import Collection, Document, Mention
 from webapp.corpus.selectors import (
     Progress,
-    documents_with_counts,
     mention_rows,
     neighbours,
     status_counts,
@@ -57,12 +56,12 @@ def index(request: HttpRequest) -> HttpResponse:
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection.objects.select_related("dictionary"), slug=slug)
     (stats,) = selectors.collection_stats(Collection.objects.filter(pk=collection.pk))
-    page = Paginator(documents_with_counts(collection), DOCUMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(selectors.documents_with_review_counts(collection), DOCUMENTS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "collection": collection,
         "stats": stats,
         "page": page,
-        "rows": [(doc, Progress(doc.n_mentions, doc.n_decided)) for doc in page],  # type: ignore[attr-defined]
+        "rows": [(doc, Progress(doc.n_mentions, doc.n_reviewed)) for doc in page],  # type: ignore[attr-defined]
         "queue": list(selectors.review_queue(collection)[:QUEUE_PREVIEW]),
         "recent": selectors.recent_decisions(collection),
         "activity": selectors.curator_activity(collection),
@@ -184,7 +183,7 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
             action=data["action"],
             seen_updated_at=data["seen"],
             concept=concept,
-            part=data["part"] or 0,
+            part=data["part"] if data["part"] is not None or data["action"] in ("accept", "nil") else 0,
             via=data["via"] or Decision.Via.CANDIDATE,
             time_on_task_ms=data["time_on_task_ms"],
             scope=data["scope"] or services.Scope.MENTION,
@@ -196,6 +195,8 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
         return _panel_response(request, mention, status=400, alert=str(exc), alert_kind="error")
     decision = outcome.decision
     summary = _summary(decision)
+    if outcome.other_parts:
+        summary += " " + " ".join(_summary(d) for d in outcome.other_parts)
     if outcome.propagated:
         summary += f" Applied to {len(outcome.propagated)} identical mention{'s' if len(outcome.propagated) != 1 else ''}"
         summary += f" ({outcome.skipped} already decided, left as they were)." if outcome.skipped else "."
