@@ -110,7 +110,12 @@ class DenseIndex:
         n = len(vectors)
         if self._index is None or len(self) == 0 or k <= 0:
             return np.zeros((n, max(k, 0)), np.float32), np.full((n, max(k, 0)), -1, np.int64)
-        scores, ids = self._index.search(vectors, k)
+        if self.config.kind == "flat":
+            # Exact search as one BLAS product per block: on a small shared CPU this is 3-4x faster than
+            # faiss's flat search with k ~ 64 (the faiss index is still kept and saved).
+            scores, ids = _exact_top_k(self._vectors, vectors, k)
+        else:
+            scores, ids = self._index.search(vectors, k)
         rows = np.where(ids >= 0, self._rows[np.clip(ids, 0, None)], -1)
         return scores.astype(np.float32), rows.astype(np.int64)
 
@@ -161,3 +166,19 @@ class DenseIndex:
                 loaded.nprobe = index.config.ivf_nprobe
             index._index = loaded
         return index
+
+
+def _exact_top_k(base: np.ndarray, queries: np.ndarray, k: int, block: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k inner products of queries [n, d] against base [N, d]: (scores [n, k], ids [n, k]; -1 past N)."""
+    n, total = len(queries), len(base)
+    kk = min(k, total)
+    scores = np.full((n, k), -np.inf, dtype=np.float32)
+    ids = np.full((n, k), -1, dtype=np.int64)
+    for start in range(0, n, block):
+        sim = queries[start : start + block] @ base.T  # [b, N]
+        part = np.argpartition(-sim, kk - 1, axis=1)[:, :kk] if kk < total else np.tile(np.arange(total), (len(sim), 1))
+        part_scores = np.take_along_axis(sim, part, axis=1)
+        order = np.lexsort((part, -part_scores), axis=1)  # best first, ties by id
+        ids[start : start + len(sim), :kk] = np.take_along_axis(part, order, axis=1)
+        scores[start : start + len(sim), :kk] = np.take_along_axis(part_scores, order, axis=1)
+    return scores, ids
