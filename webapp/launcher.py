@@ -62,6 +62,7 @@ def _setup(data: Path | None) -> tuple[str, str]:
         load_folder(data)
     else:
         load_demo(embedded.data_dir() / "demo")
+    _ensure_indexes(dense=data is None)
 
     username = os.environ.get("ADMIN_USERNAME", "admin")
     password, _generated = _admin_password()
@@ -73,6 +74,46 @@ def _setup(data: Path | None) -> tuple[str, str]:
         user.save()
     user.groups.add(Group.objects.get(name="admin"))
     return username, password
+
+
+def _ensure_indexes(dense: bool) -> None:
+    """Give every dictionary without an active index one, and suggest links for its open mentions.
+
+    The demo dictionary is small, so it gets the dense zero-shot index; a data folder's dictionaries get
+    a sparse index at once (seconds for MEDIC), and `manage.py build_index` builds dense or trained ones.
+    """
+    from webapp.corpus.models import Collection
+    from webapp.curation.services import suggest_for_collection
+    from webapp.training.models import IndexVersion
+    from webapp.training.services import activate_index, build_index, create_index_version
+    from webapp.vocab.models import Dictionary
+
+    for dictionary in Dictionary.objects.order_by("slug"):
+        if IndexVersion.objects.filter(dictionary=dictionary, state=IndexVersion.State.ACTIVE).exists():
+            continue
+        version = dictionary.latest_version()
+        if version is None:
+            continue
+        encoder = _zero_shot_encoder() if dense else None
+        kind = "dense zero-shot + sparse" if dense else "sparse"
+        print(f"building a {kind} index for {dictionary.slug} ...", flush=True)
+        index = build_index(create_index_version(version, encoder))
+        activate_index(index.pk)
+        for collection in Collection.objects.filter(dictionary=dictionary):
+            count = suggest_for_collection(collection.pk)
+            print(f"suggested links for {count} mentions of {collection.slug}", flush=True)
+
+
+def _zero_shot_encoder():  # type: ignore[no-untyped-def]
+    from linker.encoders.transformer import default_base_model
+    from webapp.training.models import EncoderModel
+
+    folder = default_base_model().resolve()
+    encoder, _ = EncoderModel.objects.get_or_create(
+        name=f"zero-shot-{folder.parent.name}".lower().replace("_", "-")[:120],
+        defaults={"method": EncoderModel.Method.ZERO_SHOT, "base_model": str(folder), "artifact_path": str(folder)},
+    )
+    return encoder
 
 
 def _wait_for_worker(timeout: float = 60.0) -> bool:
