@@ -143,8 +143,11 @@ class HybridRetriever:
             key = total + cfg.prior_weight * bonus
         out: list[list[Candidate]] = []
         table = self.table
+        # Exact ties are common (one MEDIC name shared by a MeSH and an OMIM concept): break them by how often
+        # merged training mentions or curators attested the name, then the concept (NameTable.tie_key).
+        tie_row, tie_concept = _tie_keys_for(self.table, rows)
         for i in range(n):
-            order = np.argsort(-key[i], kind="stable")
+            order = np.lexsort((-tie_concept[i], -tie_row[i], -key[i]))
             seen: set[str] = set()
             cands: list[Candidate] = []
             for j in order:
@@ -162,6 +165,17 @@ class HybridRetriever:
                     break
             out.append(cands)
         return out
+
+
+def _tie_keys_for(table: NameTable, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    support = np.asarray(table.row_support, dtype=np.int64)
+    concept = table.concept_support
+    safe = np.where(rows >= 0, rows, 0)
+    tie_row = np.where(rows >= 0, support[safe], 0)
+    tie_concept = np.array(
+        [[concept.get(table.concept_ids[r], 0) if r >= 0 else 0 for r in row] for row in rows.tolist()], dtype=np.int64
+    ).reshape(rows.shape)
+    return tie_row, tie_concept
 
 
 def _union_rows(lists: list[np.ndarray]) -> np.ndarray:
