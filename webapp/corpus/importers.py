@@ -87,12 +87,12 @@ def import_pubtator(
         validate_slug(collection_slug)
     except ValidationError:
         raise ValueError(f"collection slug {collection_slug!r} must be letters, digits, '-' or '_'") from None
-    dictionary, version = _dictionary_version(dictionary_slug)
+    dictionary, version = dictionary_version_for(dictionary_slug)
     resolver = ConceptResolver.for_version(version) if version else None
     total = _estimate_documents(path) if progress else None
 
     with transaction.atomic():
-        collection = _locked_collection(collection_slug, title, dictionary)
+        collection = locked_collection(collection_slug, title, dictionary)
         report = ImportReport(collection_id=collection.pk, dictionary_version_id=version.pk if version else None)
         if dictionary and collection.dictionary_id not in (None, dictionary.pk):
             report.warnings.append(
@@ -325,7 +325,7 @@ def _external_id(doc: PubTatorDocument) -> str:
     return doc.pmid if doc.occurrence == 1 else f"{doc.pmid}#{doc.occurrence}"
 
 
-def _dictionary_version(slug: str | None) -> tuple[Dictionary | None, DictionaryVersion | None]:
+def dictionary_version_for(slug: str | None) -> tuple[Dictionary | None, DictionaryVersion | None]:
     if not slug:
         return None, None
     dictionary = Dictionary.objects.filter(slug=slug).first()
@@ -337,7 +337,7 @@ def _dictionary_version(slug: str | None) -> tuple[Dictionary | None, Dictionary
     return dictionary, version
 
 
-def _locked_collection(slug: str, title: str | None, dictionary: Dictionary | None) -> Collection:
+def locked_collection(slug: str, title: str | None, dictionary: Dictionary | None) -> Collection:
     """The collection row, created if new and locked until commit, so two imports into it run one at a time."""
     defaults = {"title": title or slug, "dictionary": dictionary}
     collection, created = Collection.objects.get_or_create(slug=slug, defaults=defaults)

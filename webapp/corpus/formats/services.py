@@ -26,10 +26,15 @@ from django.db.models import Prefetch, QuerySet
 from webapp.corpus.formats import get_format
 from webapp.corpus.formats.brat import safe_name
 from webapp.corpus.formats.records import DocumentRecord, FormatError, LinkRecord, MentionRecord
-from webapp.corpus.importers import ConceptResolver, ImportReport, import_pubtator
+from webapp.corpus.importers import (
+    ConceptResolver,
+    ImportReport,
+    dictionary_version_for,
+    import_pubtator,
+    locked_collection,
+)
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.vocab.importers import max_length
-from webapp.vocab.models import Dictionary, DictionaryVersion
 
 __all__ = [
     "ExportFile",
@@ -173,12 +178,12 @@ def import_records(
     """Write records as documents, mentions and gold links; ``source`` names the file in errors."""
     started = time.perf_counter()
     _check_slug(collection_slug)
-    dictionary, version = _dictionary_version(dictionary_slug)
+    dictionary, version = dictionary_version_for(dictionary_slug)
     resolver = ConceptResolver.for_version(version) if version else None
     for record in records:
         _validate(source, record)
     with transaction.atomic():
-        collection = _locked_collection(collection_slug, title, dictionary)
+        collection = locked_collection(collection_slug, title, dictionary)
         report = ImportReport(collection_id=collection.pk, dictionary_version_id=version.pk if version else None)
         existing = set(collection.documents.values_list("external_id", flat=True))
         fresh: list[DocumentRecord] = []
@@ -292,32 +297,4 @@ def _check_slug(slug: str) -> None:
 
 def _collection_dictionary(slug: str) -> str | None:
     return Collection.objects.filter(slug=slug).values_list("dictionary__slug", flat=True).first()
-
-
-def _dictionary_version(slug: str | None) -> tuple[Dictionary | None, DictionaryVersion | None]:
-    if not slug:
-        return None, None
-    dictionary = Dictionary.objects.filter(slug=slug).first()
-    if dictionary is None:
-        raise ValueError(f"no dictionary {slug!r}; import it first")
-    version = dictionary.latest_version()
-    if version is None:
-        raise ValueError(f"dictionary {slug!r} has no imported version to resolve ids against")
-    return dictionary, version
-
-
-def _locked_collection(slug: str, title: str | None, dictionary: Dictionary | None) -> Collection:
-    """The collection row, created if new and locked until commit, so two imports into it run one at a time."""
-    collection, created = Collection.objects.get_or_create(slug=slug, defaults={"title": title or slug, "dictionary": dictionary})
-    collection = Collection.objects.select_for_update().get(pk=collection.pk)
-    changed = []
-    if title and not created and collection.title != title:
-        collection.title = title
-        changed.append("title")
-    if dictionary and collection.dictionary_id is None:
-        collection.dictionary = dictionary
-        changed.append("dictionary")
-    if changed:
-        collection.save(update_fields=changed)
-    return collection
 
