@@ -17,4 +17,4 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.task_queues = (Queue("default"), Queue("gpu"))
 app.conf.task_routes = {"tasks.training.*": {"queue": "gpu"}, "tasks.indexing.*": {"queue": "gpu"}}
 # Explicit task modules: the tasks package sits outside the Django apps, so autodiscovery would miss it.
-app.conf.include = ["tasks.health", "tasks.imports", "tasks.indexing", "tasks.curation"]
+app.conf.include = ["tasks.health", "tasks.imports", "tasks.indexing", "tasks.curation", "tasks.training"]

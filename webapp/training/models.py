@@ -77,3 +77,97 @@ class IndexVersion(models.Model):
         """The model version string stored on every suggestion this index makes."""
         encoder = self.encoder.name if self.encoder_id else "sparse"
         return f"{self.dictionary.slug}@{self.dictionary_version.release}/{encoder}/index-{self.pk}"
+
+
+class TrainingRun(models.Model):
+    """One training job run by a worker on the gpu queue: its inputs, live progress and results.
+
+    The task takes this row's id. ``heartbeat_at`` is refreshed by the worker while the run is alive, so a run
+    whose worker was killed is recognised (:func:`webapp.training.runs.recover_stale_runs`) and never stays
+    ``running``. The training data are recorded as :class:`TrainingExample` rows (the snapshot).
+    """
+
+    class Method(models.TextChoices):
+        BIOSYN = "biosyn", "BioSyn (synonym marginalisation)"
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    TERMINAL_STATES = (State.SUCCEEDED, State.FAILED, State.CANCELLED)
+
+    dictionary = models.ForeignKey(Dictionary, on_delete=models.CASCADE, related_name="training_runs")
+    collections = models.ManyToManyField(
+        "corpus.Collection", blank=True, related_name="training_runs", help_text="Gold training data."
+    )
+    eval_collection = models.ForeignKey(
+        "corpus.Collection", null=True, blank=True, on_delete=models.SET_NULL, related_name="evaluation_runs",
+        help_text="Gold collection the trained model is evaluated on (Acc@1, Acc@5).",
+    )
+    method = models.CharField(max_length=32, choices=Method.choices, default=Method.BIOSYN)
+    base_model = models.CharField(max_length=500, blank=True, help_text="Local Hugging Face folder; empty: the default base model.")
+    params = models.JSONField(default=dict, blank=True, help_text="Hyperparameters (BioSyn defaults filled in).")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    phase = models.CharField(max_length=32, blank=True, help_text="snapshot, synonym-pretrain, biosyn, index, evaluate")
+    epoch = models.PositiveIntegerField(default=0)
+    epochs = models.PositiveIntegerField(default=0)
+    step = models.PositiveIntegerField(default=0)
+    total_steps = models.PositiveIntegerField(default=0)
+    fraction = models.FloatField(default=0.0, help_text="0..1 of the current phase.")
+    loss_history = models.JSONField(default=list, blank=True, help_text="[{phase, step, loss}, ...]")
+    metrics = models.JSONField(default=dict, blank=True)
+    log_tail = models.TextField(blank=True)
+    device = models.CharField(max_length=32, blank=True)
+    worker = models.CharField(max_length=200, blank=True, help_text="Host name of the worker running it.")
+    task_id = models.CharField(max_length=64, blank=True)
+    error = models.TextField(blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    snapshot_at = models.DateTimeField(null=True, blank=True, help_text="Curator decisions made up to this time are training data.")
+    queued_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    encoder = models.ForeignKey(EncoderModel, null=True, blank=True, on_delete=models.SET_NULL, related_name="training_runs")
+    index_version = models.ForeignKey(IndexVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="training_runs")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["-queued_at", "-id"]
+        indexes = [models.Index(fields=["state", "heartbeat_at"], name="trainingrun_state_heartbeat")]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} ({self.method}, {self.state})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.state in self.TERMINAL_STATES
+
+
+class TrainingExample(models.Model):
+    """One (mention, concept) pair of a run's training snapshot, deduplicated on (normalised text, concept)."""
+
+    class Source(models.TextChoices):
+        GOLD = "gold", "Gold link"
+        CURATOR = "curator", "Curator decision"
+
+    run = models.ForeignKey(TrainingRun, on_delete=models.CASCADE, related_name="examples")
+    text = models.TextField(help_text="Normalised mention text (one composite part), as trained on.")
+    mention_text = models.TextField(blank=True, help_text="The mention as written.")
+    concept_id = models.CharField(max_length=200)
+    negative = models.BooleanField(default=False, help_text="A hard negative: a concept a curator rejected for this text.")
+    source = models.CharField(max_length=16, choices=Source.choices)
+    decision = models.ForeignKey(
+        "curation.Decision", null=True, blank=True, on_delete=models.SET_NULL, related_name="training_examples"
+    )
+
+    class Meta:
+        ordering = ["run", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "text", "concept_id", "negative"], name="one_example_per_run_text_concept"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{'NOT ' if self.negative else ''}{self.text!r} -> {self.concept_id}"

@@ -1,0 +1,65 @@
+"""Training runs on the gpu queue (CPU where the worker has no GPU).
+
+``acks_late=True`` with ``reject_on_worker_lost=False``: the message is acknowledged only once the task
+returns, so a worker whose *main* process dies (SIGKILL, machine lost) leaves the message unacknowledged and
+the broker re-delivers it; :func:`webapp.training.runs.run_training` then finds the run already started
+(failed by the stale-heartbeat sweep, or still beating elsewhere) and does nothing, so a run is never trained
+twice. When only the pool's child process dies (OOM killer, hard time limit) Celery would re-queue the message
+if ``reject_on_worker_lost`` were true: a job that kills its process every time would then loop forever, hours
+of GPU each. With it false the task is failed and acknowledged, and the run is failed by the heartbeat sweep
+with "worker lost"; an admin starts a new run deliberately. The soft time limit ends a run ``failed`` with
+"time limit exceeded"; the hard limit (one minute later) is the sweep's case.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import shared_task
+from celery.signals import worker_ready, worker_shutdown
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+TIME_LIMIT_S = int(settings.CELERY_TASK_TIME_LIMIT)
+_sweeper: list[Any] = []
+
+
+@shared_task(
+    name="tasks.training.train_task",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=False,
+    time_limit=TIME_LIMIT_S,
+    soft_time_limit=max(30, TIME_LIMIT_S - 60),
+)
+def train_task(self: Any, run_id: int) -> str:
+    from webapp.training.runs import run_training
+
+    return run_training(run_id, task_id=self.request.id or "")
+
+
+@worker_ready.connect
+def _recover_on_start(**_: Any) -> None:
+    """A worker that starts (perhaps after its predecessor was killed) fails the runs nobody is running."""
+    from django.db import connection
+
+    from webapp.training.runs import StaleRunSweeper, recover_stale_runs
+
+    try:
+        recover_stale_runs()
+    except Exception:
+        logger.exception("stale training run recovery failed")
+    finally:
+        connection.close()
+    if not _sweeper:
+        sweeper = StaleRunSweeper()
+        sweeper.start()
+        _sweeper.append(sweeper)
+
+
+@worker_shutdown.connect
+def _stop_sweeper(**_: Any) -> None:
+    for sweeper in _sweeper:
+        sweeper.stopped.set()

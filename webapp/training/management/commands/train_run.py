@@ -1,0 +1,89 @@
+"""python manage.py train_run --dictionary medic --collection ncbi-train [--epochs N] [--max-queries N] [--wait]"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from webapp.corpus.models import Collection
+from webapp.training.models import TrainingRun
+from webapp.training.runs import RunError, run_training, start_run
+from webapp.vocab.models import Dictionary
+
+
+class Command(BaseCommand):
+    help = "Start a BioSyn training run on gold collections + curator decisions (a worker on the gpu queue runs it)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--dictionary", required=True, help="dictionary slug")
+        parser.add_argument("--collection", action="append", required=True, help="gold collection slug (repeatable)")
+        parser.add_argument("--eval-collection", help="gold collection slug to evaluate the trained model on")
+        parser.add_argument("--epochs", type=int, help="BioSyn epochs (default: the paper's 10)")
+        parser.add_argument("--max-queries", type=int, help="train on the first N queries only (smoke runs)")
+        parser.add_argument("--skip-pretrain", action="store_true", help="no synonym pre-training pass")
+        parser.add_argument("--base-model", default="", help="local Hugging Face folder (default: the base model)")
+        parser.add_argument("--params", default="{}", help='more hyperparameters as JSON, e.g. \'{"topk": 10}\'')
+        mode = parser.add_mutually_exclusive_group()
+        mode.add_argument("--wait", action="store_true", help="follow the run until it ends")
+        mode.add_argument("--inline", action="store_true", help="train in this process instead of on a worker")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        try:
+            dictionary = Dictionary.objects.get(slug=opts["dictionary"])
+        except Dictionary.DoesNotExist:
+            raise CommandError(f"no dictionary {opts['dictionary']!r}") from None
+        collections = [self._collection(slug) for slug in opts["collection"]]
+        evaluation = self._collection(opts["eval_collection"]) if opts["eval_collection"] else None
+        try:
+            params = json.loads(opts["params"])
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--params is not JSON: {exc}") from exc
+        if not isinstance(params, dict):
+            raise CommandError("--params must be a JSON object")
+        for key, option in (("epochs", "epochs"), ("max_queries", "max_queries")):
+            if opts[option] is not None:
+                params[key] = opts[option]
+        if opts["skip_pretrain"]:
+            params["skip_pretrain"] = True
+        try:
+            run = start_run(dictionary, collections, params, base_model=opts["base_model"], eval_collection=evaluation,
+                            send=not opts["inline"])
+        except RunError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"training run {run.pk} queued")
+        if opts["inline"]:
+            run_training(run.pk)
+        elif opts["wait"]:
+            self._follow(run.pk)
+        else:
+            return
+        run.refresh_from_db()
+        if run.state != TrainingRun.State.SUCCEEDED:
+            raise CommandError(f"training run {run.pk} {run.state}: {run.error}")
+        self.stdout.write(self.style.SUCCESS(
+            f"training run {run.pk} succeeded: encoder {run.encoder}, index {run.index_version_id} (ready; promote_index "
+            f"{run.index_version_id} to serve it){', metrics ' + json.dumps(run.metrics) if run.metrics else ''}"
+        ))
+
+    def _collection(self, slug: str) -> Collection:
+        try:
+            return Collection.objects.get(slug=slug)
+        except Collection.DoesNotExist:
+            raise CommandError(f"no collection {slug!r}") from None
+
+    def _follow(self, run_id: int) -> None:
+        last = ""
+        while True:
+            run = TrainingRun.objects.get(pk=run_id)
+            line = f"  {run.state} {run.phase} epoch {run.epoch}/{run.epochs} step {run.step}/{run.total_steps}"
+            if run.loss_history:
+                line += f" loss {run.loss_history[-1]['loss']:.4f}"
+            if line != last:
+                self.stdout.write(line)
+                last = line
+            if run.is_finished:
+                return
+            time.sleep(1.0)
