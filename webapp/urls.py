@@ -11,5 +11,6 @@ urlpatterns = [
     path("dictionaries/", include("webapp.vocab.urls")),
     path("collections/", include("webapp.corpus.urls")),
     path("curate/", include("webapp.curation.urls")),
+    path("training/", include("webapp.training.urls")),
     path("api/", include("webapp.api.urls")),
 ]

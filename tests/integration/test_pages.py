@@ -128,7 +128,7 @@ def test_home_shows_dictionaries_and_collections_with_counts(bob_client: Client,
     assertContains(response, '<a href="/collections/ncbi-dev/">NCBI Disease dev</a>', html=True)
     assertContains(response, "<dt>Documents</dt><dd>2</dd>", html=True)
     assertContains(response, "<dt>Mentions</dt><dd>4</dd>", html=True)
-    assertContains(response, "<dt>Decided</dt><dd>3</dd>", html=True)
+    assertContains(response, "<dt>Decided</dt><dd>2</dd>", html=True)
     row = re.search(r'<a href="/dictionaries/medic/">.*?</tr>', response.content.decode(), re.S).group(0)  # type: ignore[union-attr]
     assert re.findall(r"<td[^>]*>([^<]+)</td>", row) == ["2024-01", "4", "8"]  # latest release, counted concepts, names
 
@@ -285,7 +285,8 @@ def test_collection_list_shows_documents_mentions_and_decided_share(bob_client: 
     html = response.content.decode()
     row = re.search(r"<tr>\s*<td>\s*<a href=\"/collections/ncbi-dev/\">.*?</tr>", html, re.S).group(0)  # type: ignore[union-attr]
     assert re.findall(r'<td class="num">(\d+)</td>', row) == ["2", "4"]
-    assert '<progress max="4" value="3" aria-label="3 of 4 mentions decided"></progress><span>75%</span>' in row
+    # accepted + NIL are decided; the model suggestion and the unreviewed mention are not
+    assert '<progress max="4" value="2" aria-label="2 of 4 mentions decided"></progress><span>50%</span>' in row
     assert '<a href="/dictionaries/medic/">MEDIC</a>' in row
 
 

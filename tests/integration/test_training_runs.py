@@ -306,3 +306,20 @@ def test_train_run_inline_then_promote_index_and_cancel_run(settings, tmp_path: 
         call_command("train_run", "--dictionary", "mini", "--collection", "gold", "--params", '{"nope": 1}', stdout=StringIO())
     with pytest.raises(CommandError, match="no collection 'missing'"):
         call_command("train_run", "--dictionary", "mini", "--collection", "missing", stdout=StringIO())
+
+
+@pytest.mark.worker
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_running_run_stops_when_cancelled(training_worker) -> None:  # type: ignore[no-untyped-def]
+    dictionary = _dictionary()
+    collection = _collection(dictionary)
+    run = start_run(dictionary, [collection], TINY | {"epochs": 400, "step_delay_s": 0.2}, queue=training_worker.queue)
+    deadline = time.monotonic() + 180
+    while not TrainingRun.objects.filter(pk=run.pk, state="running", phase="biosyn", step__gte=1).exists():
+        assert time.monotonic() < deadline, TrainingRun.objects.get(pk=run.pk).error
+        time.sleep(0.1)
+    assert cancel_run(run.pk).cancel_requested
+    run = _wait(run.pk, ("succeeded", "failed", "cancelled"), timeout=60)
+    assert run.state == TrainingRun.State.CANCELLED and run.error == "cancelled by an admin"
+    assert run.step < run.total_steps and run.encoder_id is None and run.finished_at is not None

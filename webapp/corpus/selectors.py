@@ -14,7 +14,8 @@ from webapp.vocab.models import Concept
 # A mention "has a decision" once it has left the pending state. Suggested counts too: the model has made
 # a suggestion, which the curation views then confirm or replace. Listed positively (not "!= pending") so
 # that the filter stays a plain condition inside COUNT(...) FILTER over a join.
-DECIDED_STATUSES = [s for s in Mention.Status.values if s != Mention.Status.PENDING]
+# A curator has decided it; a model suggestion alone is not a decision (the curation dashboard agrees).
+DECIDED_STATUSES = [s for s in Mention.Status.values if s not in (Mention.Status.PENDING, Mention.Status.SUGGESTED)]
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from webapp.training.models import EncoderModel, IndexVersion
+from webapp.training.models import EncoderModel, IndexVersion, TrainingExample, TrainingRun
 
 
 @admin.register(EncoderModel)
@@ -18,3 +18,25 @@ class IndexVersionAdmin(admin.ModelAdmin):
     raw_id_fields = ["dictionary_version", "encoder", "created_by"]
     # Activation goes through the service (one atomic switch); the admin shows state, it does not edit it.
     readonly_fields = ["state", "activated_at", "retired_at", "error", "build_seconds"]
+
+
+class TrainingExampleInline(admin.TabularInline):
+    model = TrainingExample
+    extra = 0
+    can_delete = False
+    fields = ["text", "mention_text", "concept_id", "negative", "source", "decision"]
+    readonly_fields = fields
+    raw_id_fields = ["decision"]
+
+
+@admin.register(TrainingRun)
+class TrainingRunAdmin(admin.ModelAdmin):
+    list_display = ["id", "dictionary", "method", "state", "phase", "epoch", "step", "total_steps", "device", "worker", "queued_at", "finished_at"]
+    list_filter = ["state", "method", "dictionary"]
+    raw_id_fields = ["encoder", "index_version", "created_by", "eval_collection"]
+    # State changes go through webapp.training.runs (start, cancel, the worker); the admin shows them.
+    readonly_fields = [
+        "state", "phase", "epoch", "epochs", "step", "total_steps", "fraction", "loss_history", "metrics", "log_tail",
+        "device", "worker", "task_id", "error", "snapshot_at", "queued_at", "started_at", "finished_at", "heartbeat_at",
+    ]
+    inlines = [TrainingExampleInline]

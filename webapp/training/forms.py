@@ -1,0 +1,51 @@
+"""The start-a-run form: dictionary, gold collections, the BioSyn hyperparameters with the paper's defaults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from webapp.corpus.models import Collection
+from webapp.training.runs import default_params
+from webapp.vocab.models import Dictionary
+
+DEFAULTS = default_params()
+
+
+class StartRunForm(forms.Form):
+    dictionary = forms.ModelChoiceField(queryset=Dictionary.objects.order_by("slug"), to_field_name="slug")
+    collections = forms.ModelMultipleChoiceField(
+        queryset=Collection.objects.filter(has_gold=True).order_by("slug"), to_field_name="slug",
+        help_text="Gold mentions to train on; curator decisions made so far are added.",
+    )
+    eval_collection = forms.ModelChoiceField(
+        queryset=Collection.objects.filter(has_gold=True).order_by("slug"), to_field_name="slug", required=False,
+        label="Evaluate on", help_text="A gold collection held out of training (Acc@1, Acc@5).",
+    )
+    base_model = forms.CharField(required=False, max_length=500, help_text="Local Hugging Face folder; empty: the default base model.")
+    epochs = forms.IntegerField(min_value=1, max_value=1000, initial=DEFAULTS["epochs"])
+    topk = forms.IntegerField(min_value=1, max_value=200, initial=DEFAULTS["topk"], label="Top-k candidates")
+    dense_ratio = forms.FloatField(min_value=0.0, max_value=1.0, initial=DEFAULTS["dense_ratio"], label="Dense share α")
+    lr = forms.FloatField(min_value=0.0, initial=DEFAULTS["lr"], label="Learning rate")
+    batch_size = forms.IntegerField(min_value=1, max_value=4096, initial=DEFAULTS["batch_size"])
+    max_length = forms.IntegerField(min_value=4, max_value=512, initial=DEFAULTS["max_length"])
+    train_scope = forms.ChoiceField(
+        choices=[("auto", "auto (full on a GPU, head on CPU)"), ("head", "head (frozen transformer)"), ("full", "full (the paper)")],
+        initial=DEFAULTS["train_scope"],
+    )
+    skip_pretrain = forms.BooleanField(required=False, label="Skip synonym pre-training")
+    max_queries = forms.IntegerField(min_value=0, initial=0, help_text="Train on the first N queries only (0: all).")
+
+    PARAMS = ("epochs", "topk", "dense_ratio", "lr", "batch_size", "max_length", "train_scope", "skip_pretrain", "max_queries")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        dictionary, evaluation = data.get("dictionary"), data.get("eval_collection")
+        for collection in list(data.get("collections") or []) + ([evaluation] if evaluation else []):
+            if dictionary is not None and collection.dictionary_id not in (None, dictionary.pk):
+                self.add_error(None, f"{collection} links to another dictionary ({collection.dictionary}).")
+        return data
+
+    def params(self) -> dict[str, Any]:
+        return {name: self.cleaned_data[name] for name in self.PARAMS}

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from webapp.training import views
+
+app_name = "training"
+urlpatterns = [
+    path("", views.run_list, name="list"),
+    path("runs/new/", views.run_start, name="start"),
+    path("runs/<int:pk>/", views.run_detail, name="detail"),
+    path("runs/<int:pk>/cancel/", views.run_cancel, name="cancel"),
+    path("indexes/<int:pk>/promote/", views.index_promote, name="promote"),
+]

@@ -1,0 +1,124 @@
+"""Admin pages for training: the runs (with Acc@1/Acc@5), starting one, its live progress, cancel, promote."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from webapp.core.decorators import admin_required
+from webapp.training.forms import StartRunForm
+from webapp.training.models import IndexVersion, TrainingRun
+from webapp.training.runs import RunError, cancel_run, recover_stale_runs, start_run
+from webapp.training.services import ActivationError, activate_index
+
+CURVE_WIDTH, CURVE_HEIGHT = 600, 160
+
+
+@dataclass(frozen=True)
+class LossCurve:
+    """An inline SVG polyline of a run's loss (its last training phase), scaled into the view box."""
+
+    points: str
+    phase: str
+    first: float
+    last: float
+    low: float
+    high: float
+    n: int
+    width: int = CURVE_WIDTH
+    height: int = CURVE_HEIGHT
+
+
+def loss_curve(history: list[dict[str, Any]], width: int = CURVE_WIDTH, height: int = CURVE_HEIGHT) -> LossCurve | None:
+    if not history:
+        return None
+    phase = str(history[-1].get("phase", ""))
+    values = [float(p["loss"]) for p in history if p.get("phase", "") == phase]
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    pad = 6
+    step_x = (width - 2 * pad) / max(len(values) - 1, 1)
+    points = " ".join(
+        f"{pad + i * step_x:.1f},{pad + (height - 2 * pad) * (1 - (v - low) / span):.1f}" for i, v in enumerate(values)
+    )
+    return LossCurve(points, phase, values[0], values[-1], low, high, len(values), width, height)
+
+
+@require_GET
+@admin_required
+def run_list(request: HttpRequest) -> HttpResponse:
+    recover_stale_runs()
+    runs = TrainingRun.objects.select_related("dictionary", "encoder", "index_version", "eval_collection", "created_by")
+    return render(request, "training/run_list.html", {"runs": runs[:200]})
+
+
+@require_http_methods(["GET", "POST"])
+@admin_required
+def run_start(request: HttpRequest) -> HttpResponse:
+    form = StartRunForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            run = start_run(data["dictionary"], data["collections"], form.params(), base_model=data["base_model"],
+                            eval_collection=data["eval_collection"], user=request.user)
+        except RunError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Training run {run.pk} queued on the gpu queue.")
+            return redirect("training:detail", pk=run.pk)
+    return render(request, "training/run_start.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@require_GET
+@admin_required
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    recover_stale_runs()
+    run = get_object_or_404(
+        TrainingRun.objects.select_related("dictionary", "encoder", "index_version", "eval_collection", "created_by"), pk=pk
+    )
+    template = "training/run_detail.html"
+    if request.htmx and not request.htmx.history_restore_request and request.htmx.target == "run-progress":
+        template += "#run-progress"
+    context = {
+        "run": run,
+        "curve": loss_curve(run.loss_history),
+        "percent": round(100 * run.fraction),
+        "collections": run.collections.all(),
+        "examples": run.examples.count(),
+        "curator_examples": run.examples.filter(source="curator", negative=False).count(),
+        "negatives": run.examples.filter(negative=True).count(),
+    }
+    return render(request, template, context)
+
+
+@require_POST
+@admin_required
+def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    get_object_or_404(TrainingRun, pk=pk)
+    run = cancel_run(pk)
+    if run.state == TrainingRun.State.CANCELLED:
+        messages.success(request, f"Training run {pk} cancelled.")
+    elif run.state == TrainingRun.State.RUNNING:
+        messages.success(request, f"Training run {pk} stops at its next progress report.")
+    else:
+        messages.warning(request, f"Training run {pk} already {run.get_state_display().lower()}.")
+    return redirect("training:detail", pk=pk)
+
+
+@require_POST
+@admin_required
+def index_promote(request: HttpRequest, pk: int) -> HttpResponse:
+    index = get_object_or_404(IndexVersion, pk=pk)
+    try:
+        index = activate_index(index.pk)
+    except ActivationError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{index.label} now serves {index.dictionary}.")
+    back = request.POST.get("next", "")
+    return redirect(back if back.startswith("/training/") else "training:list")
