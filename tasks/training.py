@@ -40,6 +40,19 @@ def train_task(self: Any, run_id: int) -> str:
     return run_training(run_id, task_id=self.request.id or "")
 
 
+@shared_task(
+    name="tasks.training.evaluate_task",
+    acks_late=True,
+    reject_on_worker_lost=True,  # reading and ranking only: safe to run again on another worker
+    time_limit=TIME_LIMIT_S,
+    soft_time_limit=max(30, TIME_LIMIT_S - 60),
+)
+def evaluate_task(evaluation_id: int) -> str:
+    from webapp.training.runs import run_evaluation
+
+    return run_evaluation(evaluation_id)
+
+
 @worker_ready.connect
 def _recover_on_start(**_: Any) -> None:
     """A worker that starts (perhaps after its predecessor was killed) fails the runs nobody is running."""

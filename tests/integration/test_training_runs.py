@@ -19,7 +19,7 @@ from django.utils import timezone
 from tests.integration.conftest import PROJECT_ROOT, Worker, database_url
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.models import Decision, HardNegative
-from webapp.training.models import EncoderModel, IndexVersion, TrainingExample, TrainingRun
+from webapp.training.models import EncoderModel, Evaluation, IndexVersion, TrainingExample, TrainingRun
 from webapp.training.runs import (
     RunError,
     build_snapshot,
@@ -27,6 +27,7 @@ from webapp.training.runs import (
     clean_params,
     default_params,
     recover_stale_runs,
+    start_evaluation,
     start_run,
 )
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
@@ -209,7 +210,9 @@ def test_a_run_needs_training_data() -> None:
 @pytest.mark.worker
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_a_biosyn_run_goes_queued_running_succeeded_and_yields_a_ready_index(training_worker, bob) -> None:  # type: ignore[no-untyped-def]
+def test_a_biosyn_run_goes_queued_running_succeeded_and_yields_a_ready_index(training_worker, django_user_model) -> None:  # type: ignore[no-untyped-def]
+    # A plain account: a transactional test may follow one that flushed the role groups.
+    bob = django_user_model.objects.create_user(username="bob", password="x")
     dictionary = _dictionary()
     collection = _collection(dictionary)
     before = _decide(bob, collection, "wheezy chest disease", "MESH:D001249")
@@ -239,6 +242,15 @@ def test_a_biosyn_run_goes_queued_running_succeeded_and_yields_a_ready_index(tra
 
     linker = Linker.load(index.artifact_path)
     assert linker.link_mentions(["wheezy chest disease"], k=1)[0][0].concept_id == "MESH:D001249"
+
+    evaluation = start_evaluation(index, collection, queue=training_worker.queue)
+    deadline = time.monotonic() + 120
+    while Evaluation.objects.get(pk=evaluation.pk).state in ("queued", "running"):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    evaluation.refresh_from_db()
+    assert evaluation.state == Evaluation.State.SUCCEEDED, evaluation.error
+    assert evaluation.metrics["acc@1"] == run.metrics["acc@1"] and evaluation.metrics["mentions"] == 5.0
 
 
 @pytest.mark.worker
@@ -323,3 +335,64 @@ def test_a_running_run_stops_when_cancelled(training_worker) -> None:  # type: i
     run = _wait(run.pk, ("succeeded", "failed", "cancelled"), timeout=60)
     assert run.state == TrainingRun.State.CANCELLED and run.error == "cancelled by an admin"
     assert run.step < run.total_steps and run.encoder_id is None and run.finished_at is not None
+
+
+# --- the admin pages -------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_training_pages_are_for_admins_only(bob_client, client, charlie) -> None:  # type: ignore[no-untyped-def]
+    assert bob_client.get("/training/").status_code == 403
+    client.force_login(charlie)
+    assert client.get("/training/runs/new/").status_code == 403
+
+
+@pytest.mark.django_db
+def test_an_admin_starts_follows_cancels_a_run_and_promotes_an_index(alice_client, settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from webapp.training.services import build_index, create_index_version
+
+    settings.ARTIFACT_ROOT = tmp_path / "artifacts"
+    dictionary = _dictionary()
+    _collection(dictionary)
+    page = alice_client.get("/training/runs/new/")
+    assert page.status_code == 200 and b'value="20"' in page.content  # top-k: the paper's default
+
+    form = {"dictionary": "mini", "collections": ["gold"], "epochs": 2, "topk": 20, "dense_ratio": 0.5, "lr": 1e-5,
+            "batch_size": 16, "max_length": 25, "train_scope": "auto", "max_queries": 0}
+    response = alice_client.post("/training/runs/new/", form)
+    run = TrainingRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/training/runs/{run.pk}/"
+    assert run.params["epochs"] == 2 and run.params["topk"] == 20 and run.created_by.username == "alice"
+    assert alice_client.post("/training/runs/new/", form | {"collections": []}).status_code == 400
+
+    TrainingRun.objects.filter(pk=run.pk).update(
+        state="running", phase="biosyn", epoch=1, epochs=2, step=3, total_steps=6, fraction=0.5, heartbeat_at=timezone.now(),
+        loss_history=[{"phase": "biosyn", "step": s, "loss": 2.0 / s} for s in range(1, 4)],
+    )
+    page = alice_client.get(f"/training/runs/{run.pk}/")
+    assert page.status_code == 200 and b"<polyline" in page.content and b'hx-trigger="every 2s"' in page.content
+    fragment = alice_client.get(f"/training/runs/{run.pk}/", headers={"HX-Request": "true", "HX-Target": "run-progress"})
+    assert b"<html" not in fragment.content and b'value="50"' in fragment.content
+    assert b"Running" in alice_client.get("/training/").content
+
+    alice_client.post(f"/training/runs/{run.pk}/cancel/")
+    assert TrainingRun.objects.get(pk=run.pk).cancel_requested
+
+    index = build_index(create_index_version(dictionary.latest_version(), None))
+    TrainingRun.objects.filter(pk=run.pk).update(state="succeeded", index_version=index, metrics={"acc@1": 0.8, "acc@5": 0.9})
+    listing = alice_client.get("/training/")
+    assert b"0.800" in listing.content and b"0.900" in listing.content and b"Promote" in listing.content
+    finished = alice_client.get(f"/training/runs/{run.pk}/")
+    assert b'hx-trigger="every 2s"' not in finished.content
+    alice_client.post(f"/training/indexes/{index.pk}/promote/")
+    assert IndexVersion.objects.get(pk=index.pk).state == IndexVersion.State.ACTIVE
+
+    response = alice_client.post(f"/training/indexes/{index.pk}/evaluate/", {"collection": "gold", "next": f"/training/runs/{run.pk}/"})
+    assert response.status_code == 302 and response["Location"] == f"/training/runs/{run.pk}/"
+    evaluation = Evaluation.objects.get(index_version=index)
+    assert evaluation.state == "queued"  # the task is sent on commit, by the worker in production
+    from webapp.training.runs import run_evaluation
+
+    assert run_evaluation(evaluation.pk) == "succeeded"
+    page = alice_client.get(f"/training/runs/{run.pk}/")
+    assert b'id="evaluations"' in page.content and b"1.000" in page.content  # sparse retrieval gets the tiny set right

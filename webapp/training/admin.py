@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from webapp.training.models import EncoderModel, IndexVersion, TrainingExample, TrainingRun
+from webapp.training.models import EncoderModel, Evaluation, IndexVersion, TrainingExample, TrainingRun
 
 
 @admin.register(EncoderModel)
@@ -40,3 +40,11 @@ class TrainingRunAdmin(admin.ModelAdmin):
         "device", "worker", "task_id", "error", "snapshot_at", "queued_at", "started_at", "finished_at", "heartbeat_at",
     ]
     inlines = [TrainingExampleInline]
+
+
+@admin.register(Evaluation)
+class EvaluationAdmin(admin.ModelAdmin):
+    list_display = ["id", "index_version", "collection", "state", "created_at", "finished_at"]
+    list_filter = ["state"]
+    raw_id_fields = ["index_version", "collection", "created_by"]
+    readonly_fields = ["state", "metrics", "error", "finished_at"]

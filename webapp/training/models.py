@@ -171,3 +171,36 @@ class TrainingExample(models.Model):
 
     def __str__(self) -> str:
         return f"{'NOT ' if self.negative else ''}{self.text!r} -> {self.concept_id}"
+
+
+class Evaluation(models.Model):
+    """Acc@1/Acc@5 of an index version (its encoder and names) on a gold collection, computed by a worker."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    index_version = models.ForeignKey(IndexVersion, on_delete=models.CASCADE, related_name="evaluations")
+    collection = models.ForeignKey("corpus.Collection", on_delete=models.CASCADE, related_name="evaluations")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    metrics = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"evaluation {self.pk} of index {self.index_version_id} on {self.collection_id} ({self.state})"
+
+    @property
+    def acc1(self) -> float | None:
+        return self.metrics.get("acc@1")
+
+    @property
+    def acc5(self) -> float | None:
+        return self.metrics.get("acc@5")

@@ -39,7 +39,7 @@ from linker.text import Preprocessor, TextConfig
 from linker.train import BioSynConfig, SynonymPretrainConfig
 from webapp.corpus.models import Collection, Document, Link
 from webapp.curation.models import Decision, HardNegative
-from webapp.training.models import EncoderModel, IndexVersion, TrainingExample, TrainingRun
+from webapp.training.models import EncoderModel, Evaluation, IndexVersion, TrainingExample, TrainingRun
 from webapp.training.services import concept_records
 from webapp.vocab.models import Dictionary
 
@@ -92,6 +92,8 @@ def clean_params(params: dict[str, Any] | None) -> dict[str, Any]:
         elif isinstance(default, (int, float)) and not isinstance(default, bool):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise RunError(f"{key} must be a number")
+            if isinstance(default, int) and isinstance(value, float) and not value.is_integer():
+                raise RunError(f"{key} must be a whole number")
             value = type(default)(value)
             if value < 0:
                 raise RunError(f"{key} must not be negative")
@@ -162,7 +164,10 @@ def cancel_run(run_id: int) -> TrainingRun:
         if run.task_id:
             from webapp.celery import app
 
-            app.control.revoke(run.task_id)
+            try:  # best effort: the task finds the run cancelled and does nothing anyway
+                app.control.revoke(run.task_id)
+            except Exception:
+                logger.warning("training run %s: could not revoke task %s", run.pk, run.task_id, exc_info=True)
     elif run.state == TrainingRun.State.RUNNING:
         run.cancel_requested = True
         run.save(update_fields=["cancel_requested"])
@@ -589,3 +594,50 @@ class StaleRunSweeper(threading.Thread):
                 logger.exception("stale training run sweep failed")
             finally:
                 connection.close()
+
+
+# --- evaluating an index version on a gold collection ------------------------------------------------------
+
+
+@transaction.atomic
+def start_evaluation(index: IndexVersion, collection: Collection, user: Any = None, queue: str | None = None) -> Evaluation:
+    """Queue Acc@1/Acc@5 of an index version on a gold collection (gpu queue, after commit)."""
+    if index.state not in (IndexVersion.State.READY, IndexVersion.State.ACTIVE, IndexVersion.State.RETIRED):
+        raise RunError(f"index {index.pk} is {index.state}; only a built index can be evaluated")
+    if collection.dictionary_id not in (None, index.dictionary_id):
+        raise RunError(f"{collection} links to another dictionary than index {index.pk}")
+    evaluation = Evaluation.objects.create(
+        index_version=index, collection=collection, created_by=user if getattr(user, "pk", None) else None
+    )
+    transaction.on_commit(partial(_send_evaluation, evaluation.pk, queue))
+    return evaluation
+
+
+def _send_evaluation(evaluation_id: int, queue: str | None) -> None:
+    from tasks.training import evaluate_task
+
+    evaluate_task.apply_async((evaluation_id,), **({"queue": queue} if queue else {}))
+
+
+def run_evaluation(evaluation_id: int) -> str:
+    """The task body: idempotent (only a queued evaluation runs); failures are recorded with the reason."""
+    from webapp.training.registry import load_linker
+
+    with transaction.atomic():
+        evaluation = Evaluation.objects.select_for_update().select_related("index_version").get(pk=evaluation_id)
+        if evaluation.state in (Evaluation.State.SUCCEEDED, Evaluation.State.FAILED):
+            return evaluation.state  # a re-delivery after a lost worker finds it running and runs it again
+        evaluation.state = Evaluation.State.RUNNING
+        evaluation.save(update_fields=["state"])
+    try:
+        metrics = evaluate_linker(load_linker(evaluation.index_version), evaluation.collection_id)
+    except Exception as exc:
+        logger.exception("evaluation %s failed", evaluation_id)
+        Evaluation.objects.filter(pk=evaluation_id).update(
+            state=Evaluation.State.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
+        )
+        return Evaluation.State.FAILED
+    Evaluation.objects.filter(pk=evaluation_id).update(
+        state=Evaluation.State.SUCCEEDED, metrics=metrics, finished_at=timezone.now()
+    )
+    return Evaluation.State.SUCCEEDED

@@ -9,4 +9,5 @@ urlpatterns = [
     path("runs/<int:pk>/", views.run_detail, name="detail"),
     path("runs/<int:pk>/cancel/", views.run_cancel, name="cancel"),
     path("indexes/<int:pk>/promote/", views.index_promote, name="promote"),
+    path("indexes/<int:pk>/evaluate/", views.index_evaluate, name="evaluate"),
 ]

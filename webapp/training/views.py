@@ -11,9 +11,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from webapp.core.decorators import admin_required
+from webapp.corpus.models import Collection
 from webapp.training.forms import StartRunForm
-from webapp.training.models import IndexVersion, TrainingRun
-from webapp.training.runs import RunError, cancel_run, recover_stale_runs, start_run
+from webapp.training.models import Evaluation, IndexVersion, TrainingRun
+from webapp.training.runs import RunError, cancel_run, recover_stale_runs, start_evaluation, start_run
 from webapp.training.services import ActivationError, activate_index
 
 CURVE_WIDTH, CURVE_HEIGHT = 600, 160
@@ -54,7 +55,8 @@ def loss_curve(history: list[dict[str, Any]], width: int = CURVE_WIDTH, height: 
 def run_list(request: HttpRequest) -> HttpResponse:
     recover_stale_runs()
     runs = TrainingRun.objects.select_related("dictionary", "encoder", "index_version", "eval_collection", "created_by")
-    return render(request, "training/run_list.html", {"runs": runs[:200]})
+    rows = [(run, run.metrics.get("acc@1"), run.metrics.get("acc@5")) for run in runs[:200]]
+    return render(request, "training/run_list.html", {"rows": rows})
 
 
 @require_http_methods(["GET", "POST"])
@@ -81,6 +83,10 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(
         TrainingRun.objects.select_related("dictionary", "encoder", "index_version", "eval_collection", "created_by"), pk=pk
     )
+    evaluations = (
+        list(Evaluation.objects.filter(index_version_id=run.index_version_id).select_related("collection"))
+        if run.index_version_id else []
+    )
     template = "training/run_detail.html"
     if request.htmx and not request.htmx.history_restore_request and request.htmx.target == "run-progress":
         template += "#run-progress"
@@ -92,6 +98,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "examples": run.examples.count(),
         "curator_examples": run.examples.filter(source="curator", negative=False).count(),
         "negatives": run.examples.filter(negative=True).count(),
+        "evaluations": evaluations,
+        "pending": not run.is_finished or any(e.state in ("queued", "running") for e in evaluations),
+        "gold_collections": Collection.objects.filter(has_gold=True).order_by("slug"),
     }
     return render(request, template, context)
 
@@ -120,5 +129,24 @@ def index_promote(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, str(exc))
     else:
         messages.success(request, f"{index.label} now serves {index.dictionary}.")
+    back = request.POST.get("next", "")
+    return redirect(back if back.startswith("/training/") else "training:list")
+
+
+@require_POST
+@admin_required
+def index_evaluate(request: HttpRequest, pk: int) -> HttpResponse:
+    """Queue an evaluation of an index version on the chosen gold collection."""
+    index = get_object_or_404(IndexVersion, pk=pk)
+    collection = Collection.objects.filter(slug=request.POST.get("collection", ""), has_gold=True).first()
+    if collection is None:
+        messages.error(request, "Choose a gold collection to evaluate on.")
+    else:
+        try:
+            start_evaluation(index, collection, user=request.user)
+        except RunError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Evaluating index {index.pk} on {collection} in the background.")
     back = request.POST.get("next", "")
     return redirect(back if back.startswith("/training/") else "training:list")
