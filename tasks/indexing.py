@@ -8,11 +8,11 @@ from celery import shared_task
 @shared_task(name="tasks.indexing.build_index_task", acks_late=True, reject_on_worker_lost=True)
 def build_index_task(index_id: int, activate: bool = False) -> str:
     from webapp.training.models import IndexVersion
-    from webapp.training.services import activate_index, build_index
+    from webapp.training.services import build_index, promote_index
 
     index = IndexVersion.objects.select_related("dictionary", "dictionary_version", "encoder").get(pk=index_id)
     if index.state == IndexVersion.State.BUILDING:
         index = build_index(index)
     if activate and index.state == IndexVersion.State.READY:
-        index = activate_index(index.pk)
+        index = promote_index(index.pk)
     return index.state

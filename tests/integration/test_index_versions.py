@@ -102,3 +102,30 @@ def test_two_promotions_at_once_leave_exactly_one_active_index() -> None:
     assert errors == []
     assert IndexVersion.objects.filter(dictionary__slug="mini", state="active").count() == 1
     assert IndexVersion.objects.filter(dictionary__slug="mini", state="retired").count() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_promotion_relinks_open_mentions_of_the_dictionary(celery_worker_process, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """After a promotion, open mentions get the new index's suggestions (on a worker); decided ones keep theirs."""
+    import time
+
+    from tasks.curation import suggest_links_task
+    from webapp.corpus.models import Collection, Document, Link, Mention
+    from webapp.training.services import promote_index
+
+    version = _dictionary()
+    collection = Collection.objects.create(slug="c", title="C", dictionary=version.dictionary)
+    doc = Document.objects.create(collection=collection, external_id="1", text="High blood pressure and asthma.")
+    open_mention = Mention.objects.create(document=doc, start=0, end=19, text="High blood pressure")
+    decided = Mention.objects.create(document=doc, start=24, end=30, text="asthma", status=Mention.Status.NIL)
+    index = build_index(create_index_version(version, None))
+    # Route the re-link task to this test's private worker (a developer's worker may share the broker).
+    monkeypatch.setattr(suggest_links_task, "delay", lambda *a: suggest_links_task.apply_async(a, queue=celery_worker_process.queue))
+    promote_index(index.pk)
+    deadline = time.monotonic() + 60
+    while not Link.objects.filter(mention=open_mention, origin="model").exists():
+        assert time.monotonic() < deadline, "open mention was not re-linked after the promotion"
+        time.sleep(0.2)
+    top = Link.objects.filter(mention=open_mention, origin="model").order_by("rank").first()
+    assert top is not None and top.concept_ref == "MESH:D006973" and top.model_version == index.label
+    assert not Link.objects.filter(mention=decided, origin="model").exists()

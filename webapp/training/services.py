@@ -131,3 +131,21 @@ def activate_index(index_id: int) -> IndexVersion:
     index.activated_at = now
     index.save(update_fields=["state", "activated_at"])
     return index
+
+
+def promote_index(index_id: int) -> IndexVersion:
+    """Activate an index (one atomic switch), then re-link the open mentions of its dictionary's collections.
+
+    Requests in flight keep the Linker object they hold (the old index); new requests load the new one from
+    the registry. The re-linking runs on a worker after commit and only touches open (pending or suggested)
+    mentions: a curator's decision keeps the suggestions it was made on.
+    """
+    from functools import partial
+
+    from tasks.curation import suggest_links_task
+    from webapp.corpus.models import Collection
+
+    index = activate_index(index_id)
+    for collection_id in Collection.objects.filter(dictionary_id=index.dictionary_id).values_list("pk", flat=True):
+        transaction.on_commit(partial(suggest_links_task.delay, collection_id))
+    return index

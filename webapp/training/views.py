@@ -15,7 +15,7 @@ from webapp.corpus.models import Collection
 from webapp.training.forms import StartRunForm
 from webapp.training.models import Evaluation, IndexVersion, TrainingRun
 from webapp.training.runs import RunError, cancel_run, recover_stale_runs, start_evaluation, start_run
-from webapp.training.services import ActivationError, activate_index
+from webapp.training.services import ActivationError, promote_index
 
 CURVE_WIDTH, CURVE_HEIGHT = 600, 160
 
@@ -124,7 +124,7 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 def index_promote(request: HttpRequest, pk: int) -> HttpResponse:
     index = get_object_or_404(IndexVersion, pk=pk)
     try:
-        index = activate_index(index.pk)
+        index = promote_index(index.pk)
     except ActivationError as exc:
         messages.error(request, str(exc))
     else:

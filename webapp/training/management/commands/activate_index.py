@@ -5,18 +5,18 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from webapp.training.models import IndexVersion
-from webapp.training.services import ActivationError, activate_index
+from webapp.training.services import ActivationError, promote_index
 
 
 class Command(BaseCommand):
-    help = "Make an index version the active one of its dictionary (one atomic switch)."
+    help = "Make an index version the active one of its dictionary (one atomic switch) and re-link open mentions."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("index_id", type=int)
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
-            index = activate_index(opts["index_id"])
+            index = promote_index(opts["index_id"])
         except IndexVersion.DoesNotExist:
             raise CommandError(f"no index version {opts['index_id']}") from None
         except ActivationError as exc:

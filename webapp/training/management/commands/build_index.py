@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from webapp.training.models import EncoderModel
-from webapp.training.services import activate_index, build_index, create_index_version
+from webapp.training.services import build_index, create_index_version, promote_index
 from webapp.vocab.models import Dictionary
 
 
@@ -47,7 +47,7 @@ class Command(BaseCommand):
             raise CommandError(f"index {index.pk} failed: {exc}") from exc
         self.stdout.write(self.style.SUCCESS(f"index {index.pk} ready: {index.name_count} names, {index.build_seconds:.1f} s -> {index.artifact_path}"))
         if opts["activate"]:
-            activate_index(index.pk)
+            promote_index(index.pk)
             self.stdout.write(self.style.SUCCESS(f"index {index.pk} is now active for {dictionary.slug}"))
 
     def _encoder(self, opts: dict[str, Any]) -> EncoderModel | None:
