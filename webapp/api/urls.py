@@ -3,7 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
-from webapp.api import views
+from webapp.api import training, views
 
 app_name = "api"
 
@@ -15,6 +15,7 @@ router.register("documents", views.DocumentViewSet, basename="document")
 router.register("mentions", views.MentionViewSet, basename="mention")
 router.register("links", views.LinkViewSet, basename="link")
 router.register("imports", views.ImportJobViewSet, basename="import")
+router.register("training-runs", training.TrainingRunViewSet, basename="training-run")
 
 urlpatterns = [
     # Before the router: "dictionaries/upload/" would otherwise be read as the detail of a dictionary "upload".
