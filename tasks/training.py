@@ -48,7 +48,7 @@ def train_task(self: Any, run_id: int) -> str:
     soft_time_limit=max(30, TIME_LIMIT_S - 60),
 )
 def evaluate_task(evaluation_id: int) -> str:
-    from webapp.training.runs import run_evaluation
+    from webapp.training.evaluation import run_evaluation
 
     return run_evaluation(evaluation_id)
 

@@ -19,15 +19,15 @@ from django.utils import timezone
 from tests.integration.conftest import PROJECT_ROOT, Worker, database_url
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.models import Decision, HardNegative
+from webapp.training.dataset import build_snapshot
+from webapp.training.evaluation import start_evaluation
 from webapp.training.models import EncoderModel, Evaluation, IndexVersion, TrainingExample, TrainingRun
 from webapp.training.runs import (
     RunError,
-    build_snapshot,
     cancel_run,
     clean_params,
     default_params,
     recover_stale_runs,
-    start_evaluation,
     start_run,
 )
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
@@ -391,7 +391,7 @@ def test_an_admin_starts_follows_cancels_a_run_and_promotes_an_index(alice_clien
     assert response.status_code == 302 and response["Location"] == f"/training/runs/{run.pk}/"
     evaluation = Evaluation.objects.get(index_version=index)
     assert evaluation.state == "queued"  # the task is sent on commit, by the worker in production
-    from webapp.training.runs import run_evaluation
+    from webapp.training.evaluation import run_evaluation
 
     assert run_evaluation(evaluation.pk) == "succeeded"
     page = alice_client.get(f"/training/runs/{run.pk}/")

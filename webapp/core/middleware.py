@@ -24,7 +24,5 @@ class LoginRequiredMiddleware:
         path = request.path_info
         if request.user.is_authenticated or path in OPEN_PATHS or path.startswith(OPEN_PREFIXES):
             return self.get_response(request)
-        if path.startswith("/admin/"):
-            # Django's admin has its own login page; keep one login for the whole workbench.
-            return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+        # The admin too: one login page for the whole workbench, not Django admin's own.
         return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)

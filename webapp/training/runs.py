@@ -2,8 +2,8 @@
 
 A run's life: :func:`start_run` creates the row ``queued`` and queues ``tasks.training.train_task`` after
 commit; the task calls :func:`run_training`, which moves it to ``running`` exactly once (row lock), records
-the training snapshot (:class:`TrainingExample` rows: gold links of the chosen collections and curator
-decisions made up to ``snapshot_at``, the time the run was requested), trains BioSyn with the ``linker``
+the training snapshot (webapp.training.dataset: gold links of the chosen collections and curator decisions made
+up to ``snapshot_at``, the time the run was requested), trains BioSyn with the ``linker``
 package, and on success creates an :class:`EncoderModel` and a ``ready`` :class:`IndexVersion` in one
 transaction. Any exception ends the run ``failed`` with the reason; a cancel request ends it ``cancelled``.
 
@@ -33,14 +33,13 @@ from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
-from linker.data import GoldMention, PubTatorDocument
 from linker.dictionary import NameTable
-from linker.text import Preprocessor, TextConfig
 from linker.train import BioSynConfig, SynonymPretrainConfig
-from webapp.corpus.models import Collection, Document, Link
-from webapp.curation.models import Decision, HardNegative
-from webapp.training.models import EncoderModel, Evaluation, IndexVersion, TrainingExample, TrainingRun
-from webapp.training.services import concept_records
+from webapp.corpus.models import Collection
+from webapp.training.dataset import build_snapshot, dictionary_table
+from webapp.training.errors import RunCancelled, RunError
+from webapp.training.evaluation import evaluate_linker
+from webapp.training.models import EncoderModel, IndexVersion, TrainingExample, TrainingRun
 from webapp.vocab.models import Dictionary
 
 logger = logging.getLogger(__name__)
@@ -63,14 +62,6 @@ RUN_OPTIONS: dict[str, Any] = {
     "step_delay_s": 0.0,  # sleep in every progress report: lets tests kill a worker mid-run; keep 0
 }
 _NOT_PARAMS = {"feature_cache", "progress_bar", "train_scope"}
-
-
-class RunCancelled(Exception):
-    pass
-
-
-class RunError(ValueError):
-    pass
 
 
 def default_params() -> dict[str, Any]:
@@ -222,7 +213,7 @@ def run_training(run_id: int, task_id: str = "") -> str:
     heartbeat = _Heartbeat(run.pk, reporter.cancel)
     heartbeat.start()
     try:
-        table = _table(run)
+        table = dictionary_table(run)
         examples = build_snapshot(run, table)
         reporter.log(f"snapshot: {len(examples)} examples")
         folder, report = _train(run, table, examples, reporter)
@@ -253,101 +244,6 @@ def _end(run_id: int, state: str, reason: str, reporter: _Reporter) -> None:
     TrainingRun.objects.filter(pk=run_id, state=TrainingRun.State.RUNNING).update(
         state=state, error=reason, finished_at=timezone.now(), log_tail=reporter.tail
     )
-
-
-# --- the snapshot ----------------------------------------------------------------------------------------
-
-
-def _documents(collection_ids: list[int]) -> list[PubTatorDocument]:
-    """The collections' documents with their gold mentions, as the linker's plain records."""
-    parts: dict[int, list[tuple[int, str]]] = {}
-    links = Link.objects.filter(
-        mention__document__collection_id__in=collection_ids, origin=Link.Origin.GOLD, nil=False
-    ).values_list("mention_id", "part", "concept__concept_id", "concept_ref")
-    for mention_id, part, concept_id, ref in links.iterator(chunk_size=5000):
-        ids = ref if ref and (not concept_id or "+" in ref) else (concept_id or ref)
-        parts.setdefault(mention_id, []).append((part, ids))
-    docs = []
-    queryset = Document.objects.filter(collection_id__in=collection_ids).prefetch_related("mentions")
-    for doc in queryset.iterator(chunk_size=200):
-        mentions = []
-        for m in doc.mentions.all():
-            ids = [ids for _, ids in sorted(parts.get(m.pk, []))]
-            if not ids:
-                continue
-            mentions.append(GoldMention(
-                start=m.start, end=m.end, text=m.text, mention_type=m.mention_type, ids_raw="|".join(ids),
-                parts=tuple(tuple(i.split("+")) for i in ids), part_texts=tuple(m.part_texts or ()),
-            ))
-        # Offsets count characters of Document.text: it is the whole "title" here.
-        docs.append(PubTatorDocument(pmid=doc.external_id, title=doc.text, abstract="", mentions=tuple(mentions)))
-    return docs
-
-
-def _curator_examples(run: TrainingRun, table: NameTable, pre: Preprocessor) -> list[TrainingExample]:
-    out = []
-    decisions = Decision.objects.filter(
-        action__in=[Decision.Action.ACCEPT, Decision.Action.RELINK], undone_at__isnull=True,
-        created_at__lte=run.snapshot_at, concept__version__dictionary=run.dictionary,
-    ).select_related("concept", "document").order_by("created_at", "id")
-    abbreviations: dict[int, dict[str, str]] = {}
-    for d in decisions:
-        if d.document_id not in abbreviations:
-            abbreviations[d.document_id] = pre.abbreviations(d.document.text)
-        queries = pre.mention_queries(d.mention_text, abbreviations[d.document_id])
-        text = queries[d.part] if len(queries) > 1 and d.part < len(queries) else pre.normalize(d.mention_text)
-        cid = table.resolve_id(d.concept.concept_id)
-        if text and cid:
-            out.append(TrainingExample(run=run, text=text, mention_text=d.mention_text, concept_id=cid,
-                                       source=TrainingExample.Source.CURATOR, decision=d))
-    negatives = HardNegative.objects.filter(
-        decision__undone_at__isnull=True, decision__created_at__lte=run.snapshot_at,
-        concept__version__dictionary=run.dictionary,
-    ).select_related("concept").order_by("id")
-    for n in negatives:
-        cid = table.resolve_id(n.concept.concept_id)
-        text = pre.normalize(n.mention_text)
-        if text and cid:
-            out.append(TrainingExample(run=run, text=text, mention_text=n.mention_text, concept_id=cid, negative=True,
-                                       source=TrainingExample.Source.CURATOR, decision_id=n.decision_id))
-    return out
-
-
-def _table(run: TrainingRun) -> NameTable:
-    version = run.dictionary.latest_version()
-    if version is None:
-        raise RunError(f"dictionary {run.dictionary.slug!r} has no imported release")
-    return NameTable.from_records(concept_records(version), TextConfig())
-
-
-def build_snapshot(run: TrainingRun, table: NameTable | None = None) -> list[TrainingExample]:
-    """Write the run's training examples (once): curator decisions up to ``snapshot_at``, then gold links.
-
-    Deduplicated on (normalised text, concept, negative); a decision's pair keeps the decision as provenance.
-    """
-    from linker.protocol import training_pairs
-
-    table = table or _table(run)
-    pre = Preprocessor(table.cfg)
-    with transaction.atomic():
-        locked = TrainingRun.objects.select_for_update().get(pk=run.pk)
-        if locked.examples.exists():
-            return list(locked.examples.all())
-        candidates = _curator_examples(run, table, pre)
-        docs = _documents(list(run.collections.values_list("pk", flat=True)))
-        for text, cid in training_pairs(docs, table, pre):
-            candidates.append(TrainingExample(run=run, text=text, concept_id=cid, source=TrainingExample.Source.GOLD))
-        seen: set[tuple[str, str, bool]] = set()
-        unique = []
-        for ex in candidates:
-            key = (ex.text, ex.concept_id, ex.negative)
-            if key not in seen:
-                seen.add(key)
-                unique.append(ex)
-        if not any(not ex.negative for ex in unique):
-            raise RunError("no training pairs: the collections have no gold links to this dictionary's concepts "
-                           "and no curator decisions were made")
-        return TrainingExample.objects.bulk_create(unique, batch_size=2000)
 
 
 # --- training -----------------------------------------------------------------------------------------
@@ -427,20 +323,6 @@ def _train(
     shutil.rmtree(folder, ignore_errors=True)
     partial_folder.rename(folder)  # the folder appears complete or not at all
     return folder, report
-
-
-def evaluate_linker(linker: Any, collection_id: int, k: int = 20) -> dict[str, float]:
-    """Acc@1, Acc@5, MRR of a loaded linker on a gold collection (BioSyn protocol)."""
-    from linker.evaluate import evaluate_linking
-    from linker.protocol import build_eval_set
-
-    eval_set = build_eval_set(_documents([collection_id]), linker.table, linker.preprocessor)
-    if not eval_set:
-        return {"mentions": 0.0}
-    ranked = linker.link_queries([m.queries for m in eval_set], k)
-    metrics = evaluate_linking([m.gold_parts for m in eval_set], [[[c.concept_id for c in part] for part in parts] for parts in ranked])
-    metrics["mentions"] = float(len(eval_set))
-    return metrics
 
 
 @transaction.atomic
@@ -594,50 +476,3 @@ class StaleRunSweeper(threading.Thread):
                 logger.exception("stale training run sweep failed")
             finally:
                 connection.close()
-
-
-# --- evaluating an index version on a gold collection ------------------------------------------------------
-
-
-@transaction.atomic
-def start_evaluation(index: IndexVersion, collection: Collection, user: Any = None, queue: str | None = None) -> Evaluation:
-    """Queue Acc@1/Acc@5 of an index version on a gold collection (gpu queue, after commit)."""
-    if index.state not in (IndexVersion.State.READY, IndexVersion.State.ACTIVE, IndexVersion.State.RETIRED):
-        raise RunError(f"index {index.pk} is {index.state}; only a built index can be evaluated")
-    if collection.dictionary_id not in (None, index.dictionary_id):
-        raise RunError(f"{collection} links to another dictionary than index {index.pk}")
-    evaluation = Evaluation.objects.create(
-        index_version=index, collection=collection, created_by=user if getattr(user, "pk", None) else None
-    )
-    transaction.on_commit(partial(_send_evaluation, evaluation.pk, queue))
-    return evaluation
-
-
-def _send_evaluation(evaluation_id: int, queue: str | None) -> None:
-    from tasks.training import evaluate_task
-
-    evaluate_task.apply_async((evaluation_id,), **({"queue": queue} if queue else {}))
-
-
-def run_evaluation(evaluation_id: int) -> str:
-    """The task body: idempotent (only a queued evaluation runs); failures are recorded with the reason."""
-    from webapp.training.registry import load_linker
-
-    with transaction.atomic():
-        evaluation = Evaluation.objects.select_for_update().select_related("index_version").get(pk=evaluation_id)
-        if evaluation.state in (Evaluation.State.SUCCEEDED, Evaluation.State.FAILED):
-            return evaluation.state  # a re-delivery after a lost worker finds it running and runs it again
-        evaluation.state = Evaluation.State.RUNNING
-        evaluation.save(update_fields=["state"])
-    try:
-        metrics = evaluate_linker(load_linker(evaluation.index_version), evaluation.collection_id)
-    except Exception as exc:
-        logger.exception("evaluation %s failed", evaluation_id)
-        Evaluation.objects.filter(pk=evaluation_id).update(
-            state=Evaluation.State.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
-        )
-        return Evaluation.State.FAILED
-    Evaluation.objects.filter(pk=evaluation_id).update(
-        state=Evaluation.State.SUCCEEDED, metrics=metrics, finished_at=timezone.now()
-    )
-    return Evaluation.State.SUCCEEDED

@@ -12,9 +12,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from webapp.core.decorators import admin_required
 from webapp.corpus.models import Collection
+from webapp.training.evaluation import start_evaluation
 from webapp.training.forms import StartRunForm
 from webapp.training.models import Evaluation, IndexVersion, TrainingRun
-from webapp.training.runs import RunError, cancel_run, recover_stale_runs, start_evaluation, start_run
+from webapp.training.runs import RunError, cancel_run, recover_stale_runs, start_run
 from webapp.training.services import ActivationError, promote_index
 
 CURVE_WIDTH, CURVE_HEIGHT = 600, 160

@@ -1,0 +1,76 @@
+"""Evaluating an index version (or any loaded linker) on a gold collection: Acc@1, Acc@5, MRR."""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from webapp.corpus.models import Collection
+from webapp.training.dataset import gold_documents
+from webapp.training.errors import RunError
+from webapp.training.models import Evaluation, IndexVersion
+
+logger = logging.getLogger(__name__)
+
+
+def evaluate_linker(linker: Any, collection_id: int, k: int = 20) -> dict[str, float]:
+    """Acc@1, Acc@5, MRR of a loaded linker on a gold collection (BioSyn protocol)."""
+    from linker.evaluate import evaluate_linking
+    from linker.protocol import build_eval_set
+
+    eval_set = build_eval_set(gold_documents([collection_id]), linker.table, linker.preprocessor)
+    if not eval_set:
+        return {"mentions": 0.0}
+    ranked = linker.link_queries([m.queries for m in eval_set], k)
+    metrics = evaluate_linking([m.gold_parts for m in eval_set], [[[c.concept_id for c in part] for part in parts] for parts in ranked])
+    metrics["mentions"] = float(len(eval_set))
+    return metrics
+
+
+
+@transaction.atomic
+def start_evaluation(index: IndexVersion, collection: Collection, user: Any = None, queue: str | None = None) -> Evaluation:
+    """Queue Acc@1/Acc@5 of an index version on a gold collection (gpu queue, after commit)."""
+    if index.state not in (IndexVersion.State.READY, IndexVersion.State.ACTIVE, IndexVersion.State.RETIRED):
+        raise RunError(f"index {index.pk} is {index.state}; only a built index can be evaluated")
+    if collection.dictionary_id not in (None, index.dictionary_id):
+        raise RunError(f"{collection} links to another dictionary than index {index.pk}")
+    evaluation = Evaluation.objects.create(
+        index_version=index, collection=collection, created_by=user if getattr(user, "pk", None) else None
+    )
+    transaction.on_commit(partial(_send_evaluation, evaluation.pk, queue))
+    return evaluation
+
+
+def _send_evaluation(evaluation_id: int, queue: str | None) -> None:
+    from tasks.training import evaluate_task
+
+    evaluate_task.apply_async((evaluation_id,), **({"queue": queue} if queue else {}))
+
+
+def run_evaluation(evaluation_id: int) -> str:
+    """The task body: idempotent (only a queued evaluation runs); failures are recorded with the reason."""
+    from webapp.training.registry import load_linker
+
+    with transaction.atomic():
+        evaluation = Evaluation.objects.select_for_update().select_related("index_version").get(pk=evaluation_id)
+        if evaluation.state in (Evaluation.State.SUCCEEDED, Evaluation.State.FAILED):
+            return evaluation.state  # a re-delivery after a lost worker finds it running and runs it again
+        evaluation.state = Evaluation.State.RUNNING
+        evaluation.save(update_fields=["state"])
+    try:
+        metrics = evaluate_linker(load_linker(evaluation.index_version), evaluation.collection_id)
+    except Exception as exc:
+        logger.exception("evaluation %s failed", evaluation_id)
+        Evaluation.objects.filter(pk=evaluation_id).update(
+            state=Evaluation.State.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
+        )
+        return Evaluation.State.FAILED
+    Evaluation.objects.filter(pk=evaluation_id).update(
+        state=Evaluation.State.SUCCEEDED, metrics=metrics, finished_at=timezone.now()
+    )
+    return Evaluation.State.SUCCEEDED
