@@ -136,8 +136,11 @@ def run_dataset(name: str, systems: list[str], args: argparse.Namespace) -> dict
         if report_path.exists():
             report = json.loads(report_path.read_text())
             epochs = report.get("biosyn") or []
+            scope = report.get("scope", "head")
+            layers = report.get("encoder_layers", 6)
             result["training"] = {
-                "scope": "frozen MiniLM + projection head (see BioSynConfig.train_scope)",
+                "scope": (f"full fine-tuning of a {layers}-layer MiniLM student" if scope == "full"
+                          else "frozen MiniLM + projection head (see BioSynConfig.train_scope)"),
                 "training_queries": report.get("training_queries"),
                 "pretrain_s": round(report.get("pretrain_s", 0.0), 1),
                 "biosyn_s": round(report.get("biosyn_s", 0.0), 1),
@@ -173,19 +176,25 @@ def run_speed(args: argparse.Namespace) -> dict[str, Any]:
     if args.build_names and args.build_names < len(names):
         rng = np.random.default_rng(0)
         names = [names[i] for i in sorted(rng.choice(len(names), args.build_names, replace=False))]
-    for label, quantize in (("float32", False), ("int8", True)):
-        if label not in args.build_precisions:
-            continue
-        encoder = TransformerEncoder()
-        if quantize:
-            encoder.quantize()
-        t0 = time.perf_counter()
-        index = DenseIndex.build(encode_names(encoder, names, batch_size=512))
-        elapsed = time.perf_counter() - t0
-        out[f"index_build_{label}"] = {"names": len(names), "seconds": round(elapsed, 1),
-                                       "names_per_s": round(len(names) / elapsed, 1)}
-        del index
     artifact = Path(args.artifact_ncbi or spec["artifact"])
+    # The base MiniLM-L6 (zero-shot) and the trained artifact's encoder (which may be a shallower student).
+    encoders: list[tuple[str, Any]] = [("minilm_l6", lambda: TransformerEncoder())]
+    if (artifact / "encoder").is_dir():
+        encoders.append(("artifact", lambda: TransformerEncoder.load(artifact / "encoder")))
+    for enc_label, make in encoders:
+        for label, quantize in (("float32", False), ("int8", True)):
+            if label not in args.build_precisions:
+                continue
+            encoder = make()
+            if quantize:
+                encoder.quantize()
+            t0 = time.perf_counter()
+            index = DenseIndex.build(encode_names(encoder, names, batch_size=512))
+            elapsed = time.perf_counter() - t0
+            out[f"index_build_{enc_label}_{label}"] = {
+                "names": len(names), "distinct": len(set(names)), "layers": encoder.num_layers,
+                "seconds": round(elapsed, 1), "names_per_s": round(len(names) / elapsed, 1)}
+            del index
     if (artifact / "config.json").exists():
         dev_docs = [d for p in spec["dev"] for d in iter_pubtator(p)]
         for label, quantize in (("float32", False), ("int8", True)):

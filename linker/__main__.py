@@ -22,7 +22,7 @@ from linker.index import IndexConfig
 from linker.linker import Linker, LinkerConfig, annotation_counts
 from linker.retrieval import Mode, RetrievalConfig
 from linker.text import Preprocessor, TextConfig
-from linker.train import BioSynConfig, SynonymPretrainConfig
+from linker.train import SCOPE_DEFAULTS, SCOPES, BioSynConfig, SynonymPretrainConfig, resolve_scope
 from linker.train import TrainerConfig as TrainerConfigDefaults
 
 __all__ = ["build_index_main", "train_main", "evaluate_main", "link_main", "main"]
@@ -97,8 +97,11 @@ def train_main(
     log_file: str | Path | None = None,
     max_queries: int = 0,
     prior_weight: float = 1e-3,
+    layers: Sequence[int] | None = None,
 ) -> dict[str, Any]:
-    """Synonym pre-training, then BioSyn, then an artifact with the training mentions merged in."""
+    """Synonym pre-training, then BioSyn, then an artifact with the training mentions merged in.
+
+    ``layers`` keeps those base-model layers (the ``student`` scope passes :data:`STUDENT_LAYERS`)."""
     import torch
 
     from linker.biosyn import make_training_queries, train_biosyn
@@ -109,7 +112,10 @@ def train_main(
     biosyn = biosyn or BioSynConfig()
     pretrain = pretrain or SynonymPretrainConfig()
     torch.set_num_threads(biosyn.num_threads)
-    if biosyn.feature_cache is None and biosyn.train_scope == "head":
+    if biosyn.train_scope != "head":
+        # Features are cached only for a frozen transformer; a fine-tuned one is encoded afresh.
+        biosyn.feature_cache = pretrain.feature_cache = None
+    elif biosyn.feature_cache is None:
         biosyn.feature_cache = pretrain.feature_cache
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -119,9 +125,10 @@ def train_main(
     train_docs = _read_docs(train)
     pairs = training_pairs(train_docs, table, Preprocessor(text_cfg), mention_types)
     counts = annotation_counts(train_docs, table, mention_types)
-    encoder = TransformerEncoder(base_model or None, max_length=biosyn.max_length)
+    encoder = TransformerEncoder(base_model or None, max_length=biosyn.max_length, layers=layers)
     report: dict[str, Any] = {"dictionary": str(dictionary), "train": [str(t) for t in train],
-                              "training_pairs": len(pairs)}
+                              "training_pairs": len(pairs), "scope": biosyn.train_scope,
+                              "encoder_layers": encoder.num_layers}
     t0 = time.perf_counter()
     if not skip_pretrain:
         report["pretrain"] = pretrain_synonyms(encoder, table, pretrain, on_step=callback, on_epoch_end=callback)
@@ -239,15 +246,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     t.add_argument("--out", required=True)
     t.add_argument("--mention-types")
     t.add_argument("--base-model")
-    t.add_argument("--epochs", type=int, default=BioSynConfig.epochs)
-    t.add_argument("--pretrain-pairs", type=int, default=SynonymPretrainConfig.max_pairs)
+    t.add_argument("--epochs", type=int, help="BioSyn epochs (default: the scope's, see linker.train.SCOPE_DEFAULTS)")
+    t.add_argument("--pretrain-pairs", type=int, help="synonym pairs for pre-training (0: all; default: the scope's)")
     t.add_argument("--skip-pretrain", action="store_true")
     t.add_argument("--max-queries", type=int, default=0, help="train on the first N queries only (smoke tests)")
     t.add_argument("--log", help="append JSON progress lines here")
-    t.add_argument("--scope", choices=["head", "full"], default=BioSynConfig.train_scope,
-                   help="head: frozen transformer + trained projection head (CPU); full: the paper (GPU)")
+    t.add_argument("--scope", choices=["auto", *SCOPES], default="auto",
+                   help="full: the paper (GPU); student: the paper on a 3-layer student of the base model (CPU); "
+                        "head: frozen transformer + projection head; auto: full on CUDA, else student")
     t.add_argument("--threads", type=int, default=TrainerConfigDefaults.num_threads)
     t.add_argument("--feature-cache", default="var/cache/features", help="folder for frozen-transformer features")
+    t.add_argument("--layers", help="keep these base-model layers, e.g. 0,2,5 (default: the scope's)")
+    t.add_argument("--lr", type=float, help="transformer learning rate (default: the scope's)")
+    t.add_argument("--pretrain-epochs", type=int, help="default: the scope's")
 
     e = sub.add_parser("evaluate", help="Acc@k of an artifact on PubTator gold mentions")
     e.add_argument("--artifact", required=True)
@@ -267,12 +278,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        _types(args.mention_types), args.index, args.sparse_weight,
                                        sparse_only=args.sparse_only, quantize=args.quantize)
     elif args.command == "train":
+        scope = resolve_scope(args.scope)
+        defaults = SCOPE_DEFAULTS[scope]
+
+        def given(value: Any, default: Any) -> Any:
+            return default if value is None else value
+
+        layers = [int(x) for x in args.layers.split(",")] if args.layers else defaults.layers
         result = train_main(args.dictionary, args.train, args.out, _types(args.mention_types), args.base_model,
-                            BioSynConfig(epochs=args.epochs, train_scope=args.scope, num_threads=args.threads,
+                            BioSynConfig(epochs=given(args.epochs, defaults.epochs), lr=given(args.lr, defaults.lr),
+                                         train_scope=scope, num_threads=args.threads,
                                          feature_cache=args.feature_cache),
-                            SynonymPretrainConfig(max_pairs=args.pretrain_pairs, train_scope=args.scope,
-                                                  num_threads=args.threads, feature_cache=args.feature_cache),
-                            args.skip_pretrain, args.log, args.max_queries)
+                            SynonymPretrainConfig(max_pairs=given(args.pretrain_pairs, defaults.pretrain_max_pairs),
+                                                  epochs=given(args.pretrain_epochs, defaults.pretrain_epochs),
+                                                  train_scope=scope, num_threads=args.threads,
+                                                  feature_cache=args.feature_cache),
+                            args.skip_pretrain, args.log, args.max_queries, layers=layers)
         result = {k: v for k, v in result.items() if k not in ("pretrain", "biosyn")} | {
             "biosyn_last_epoch": result["biosyn"][-1] if result["biosyn"] else None}
     elif args.command == "evaluate":

@@ -33,7 +33,7 @@ from linker.index import DenseIndex
 from linker.losses import SynonymMarginalLoss
 from linker.retrieval import encode_names
 from linker.sparse import SparseEncoder
-from linker.train import BioSynConfig, ProgressCallback, Trainer
+from linker.train import SCOPES, BioSynConfig, ProgressCallback, Trainer
 
 __all__ = ["BioSynModel", "BioSynTask", "TrainingQuery", "train_biosyn", "make_training_queries"]
 
@@ -113,8 +113,8 @@ class BioSynTask:
         self._sparse_top: np.ndarray | None = None
         self._data: _EpochData | None = None
         self._metrics: dict[str, float] = {}
-        if config.train_scope not in ("head", "full"):
-            raise ValueError(f"train_scope must be 'head' or 'full', not {config.train_scope!r}")
+        if config.train_scope not in SCOPES:
+            raise ValueError(f"train_scope must be one of {', '.join(SCOPES)}, not {config.train_scope!r}")
         self.head_only = config.train_scope == "head"
         self._name_features: np.ndarray | None = None
         self._query_features: np.ndarray | None = None

@@ -18,7 +18,7 @@ import torch
 from linker.dictionary import NameTable
 from linker.encoders.transformer import TransformerEncoder, cached_features
 from linker.losses import InBatchSynonymContrastiveLoss
-from linker.train import ProgressCallback, SynonymPretrainConfig, Trainer
+from linker.train import SCOPES, ProgressCallback, SynonymPretrainConfig, Trainer
 
 __all__ = ["synonym_pairs", "SynonymPretrainTask", "pretrain_synonyms"]
 
@@ -51,8 +51,8 @@ class SynonymPretrainTask:
         self.pairs = list(pairs)
         self.config = config
         self.loss_fn = InBatchSynonymContrastiveLoss(config.ms_alpha, config.ms_beta, config.ms_base, config.ms_margin)
-        if config.train_scope not in ("head", "full"):
-            raise ValueError(f"train_scope must be 'head' or 'full', not {config.train_scope!r}")
+        if config.train_scope not in SCOPES:
+            raise ValueError(f"train_scope must be one of {', '.join(SCOPES)}, not {config.train_scope!r}")
         self.head_only = config.train_scope == "head"
         self._features: np.ndarray | None = None
         self._row: dict[str, int] = {}

@@ -28,6 +28,7 @@ from webapp.training.runs import (
     clean_params,
     default_params,
     recover_stale_runs,
+    resolved_params,
     start_run,
 )
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
@@ -139,14 +140,21 @@ def training_worker(django_db_setup, django_db_blocker, tmp_path: Path) -> Itera
 
 def test_params_default_to_the_biosyn_paper_and_refuse_unknown_names() -> None:
     params = default_params()
-    assert (params["topk"], params["dense_ratio"], params["lr"], params["epochs"], params["max_length"]) == (20, 0.5, 1e-5, 10, 25)
+    assert (params["topk"], params["dense_ratio"], params["max_length"]) == (20, 0.5, 25)
+    # Epochs and learning rate are the scope's: the paper's on a GPU, the student's on a CPU.
+    assert (params["epochs"], params["lr"], params["train_scope"]) == (0, 0.0, "auto")
+    assert (resolved_params(params, "full")["epochs"], resolved_params(params, "full")["lr"]) == (10, 1e-5)
+    assert resolved_params(params, "student")["epochs"] == 1
+    assert resolved_params(params | {"epochs": 3}, "student")["epochs"] == 3  # an explicit value wins
     assert clean_params({"epochs": 2})["epochs"] == 2
     with pytest.raises(RunError, match="unknown training parameter 'epoks'"):
         clean_params({"epoks": 2})
     with pytest.raises(RunError, match="must be a number"):
         clean_params({"lr": "fast"})
-    with pytest.raises(RunError, match="at least 1"):
-        clean_params({"epochs": 0})
+    with pytest.raises(RunError, match="must not be negative"):
+        clean_params({"epochs": -1})
+    with pytest.raises(RunError, match="train_scope must be auto or one of"):
+        clean_params({"train_scope": "tiny"})
 
 
 @pytest.mark.django_db

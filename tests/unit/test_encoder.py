@@ -67,3 +67,42 @@ def test_int8_quantisation_stays_close_to_float(minilm: TransformerEncoder, tmp_
     assert cos.min() > 0.9
     # Training never uses the quantised copy.
     assert quantized.model.encoder.layer[0].attention.self.query.__class__ is torch.nn.Linear
+
+
+def test_a_layer_subset_student_is_smaller_and_round_trips(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    student = TransformerEncoder(layers=[0, 2, 5])
+    assert student.num_layers == 3
+    vectors = student.encode(NAMES)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    student.save(tmp_path / "student")
+    loaded = TransformerEncoder.load(tmp_path / "student")
+    # The saved folder is an ordinary 3-layer model: no layer list is needed to load it.
+    assert loaded.num_layers == 3
+    np.testing.assert_allclose(loaded.encode(NAMES), vectors, atol=1e-5)
+
+
+def test_layer_indices_outside_the_base_model_are_refused() -> None:
+    with pytest.raises(ValueError, match="layers must be indices"):
+        TransformerEncoder(layers=[0, 6])
+    with pytest.raises(ValueError, match="layers must be indices"):
+        TransformerEncoder(layers=[])
+
+
+def test_fingerprint_follows_the_weights_in_memory_not_the_folder(minilm: TransformerEncoder) -> None:
+    same = TransformerEncoder()
+    assert same.fingerprint() == minilm.fingerprint()
+    with torch.no_grad():
+        same.model.embeddings.word_embeddings.weight[0, 0] += 1.0
+    # A fine-tuned encoder must not read the base model's cached features.
+    assert same.fingerprint() != minilm.fingerprint()
+    assert TransformerEncoder(layers=[0, 1]).fingerprint() != minilm.fingerprint()
+
+
+def test_cached_features_are_keyed_by_the_weights(minilm: TransformerEncoder, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from linker.encoders.transformer import cached_features
+
+    base = cached_features(minilm, NAMES, tmp_path)
+    np.testing.assert_allclose(base, minilm.features(NAMES), atol=1e-5)
+    student = TransformerEncoder(layers=[0, 2, 5])
+    np.testing.assert_allclose(cached_features(student, NAMES, tmp_path), student.features(NAMES), atol=1e-5)
+    assert len(list(tmp_path.glob("features-*.npy"))) == 2

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 import torch
 from torch import nn
 
@@ -66,7 +67,8 @@ def test_head_scope_pretraining_and_biosyn_train_and_learn_lambda(
 ) -> None:
     encoder = copy.deepcopy(minilm)
     before = encoder.encode(["heart attack"])
-    pretrain_synonyms(encoder, tiny_table, SynonymPretrainConfig(batch_size=8, feature_cache=str(tmp_path)))
+    pretrain_synonyms(encoder, tiny_table, SynonymPretrainConfig(batch_size=8, feature_cache=str(tmp_path),
+                                                                 train_scope="head"))
     assert encoder.head is not None
     assert all(not p.requires_grad for p in encoder.model.parameters())  # transformer frozen
     sparse = SparseEncoder().fit(tiny_table.names)
@@ -75,7 +77,8 @@ def test_head_scope_pretraining_and_biosyn_train_and_learn_lambda(
     )
     epochs: list[dict[str, Any]] = []
     model, history = train_biosyn(encoder, tiny_table, sparse, queries,
-                                  BioSynConfig(topk=6, epochs=4, feature_cache=str(tmp_path)), on_epoch_end=epochs.append)
+                                  BioSynConfig(topk=6, epochs=4, feature_cache=str(tmp_path), train_scope="head"),
+                                  on_epoch_end=epochs.append)
     assert len(history) == 4 and history[-1]["loss"] < history[0]["loss"]
     assert history[-1]["candidate_recall"] == 1.0
     assert float(model.sparse_weight.detach()) > 0.0  # λ starts at 0 and is learned
@@ -84,3 +87,34 @@ def test_head_scope_pretraining_and_biosyn_train_and_learn_lambda(
     encoder.save(tmp_path / "enc")
     np.testing.assert_allclose(TransformerEncoder.load(tmp_path / "enc").encode(["heart attack"]),
                                encoder.encode(["heart attack"]), atol=1e-5)
+
+
+def test_student_scope_fine_tunes_every_kept_layer_and_saves_a_small_model(
+    tiny_table: NameTable, tmp_path: Path
+) -> None:
+    from linker.train import STUDENT_LAYERS
+
+    encoder = TransformerEncoder(layers=STUDENT_LAYERS)
+    first_layer = encoder.model.encoder.layer[0].attention.self.query.weight.detach().clone()
+    sparse = SparseEncoder().fit(tiny_table.names)
+    queries = make_training_queries(
+        [("adult diabetes", "D003924"), ("breast carcinoma", "D001943"), ("kahler disease", "D009101")], tiny_table
+    )
+    model, history = train_biosyn(encoder, tiny_table, sparse, queries,
+                                  BioSynConfig(topk=6, epochs=2, lr=1e-4, batch_size=3, train_scope="student"))
+    assert len(history) == 2 and encoder.head is None
+    # Full fine-tuning: the transformer's own weights moved, not a head on top of them.
+    assert not torch.equal(encoder.model.encoder.layer[0].attention.self.query.weight, first_layer)
+    encoder.save(tmp_path / "student")
+    assert TransformerEncoder.load(tmp_path / "student").num_layers == len(STUDENT_LAYERS)
+
+
+def test_auto_scope_is_the_paper_on_a_gpu_and_the_student_on_a_cpu() -> None:
+    from linker.train import SCOPE_DEFAULTS, resolve_scope
+
+    assert resolve_scope("auto", "cpu") == "student"
+    assert resolve_scope("auto", "cuda") == "full"
+    assert resolve_scope("head", "cpu") == "head"
+    assert SCOPE_DEFAULTS["full"].epochs == 10 and SCOPE_DEFAULTS["full"].lr == 1e-5  # the paper
+    with pytest.raises(ValueError, match="train_scope"):
+        resolve_scope("tiny", "cpu")

@@ -24,14 +24,17 @@ class StartRunForm(forms.Form):
         label="Evaluate on", help_text="A gold collection held out of training (Acc@1, Acc@5).",
     )
     base_model = forms.CharField(required=False, max_length=500, help_text="Local Hugging Face folder; empty: the default base model.")
-    epochs = forms.IntegerField(min_value=1, max_value=1000, initial=DEFAULTS["epochs"])
+    epochs = forms.IntegerField(min_value=0, max_value=1000, initial=DEFAULTS["epochs"],
+                                help_text="0: the scope's default (10, the paper's, on a GPU; 1 for the CPU student).")
     topk = forms.IntegerField(min_value=1, max_value=200, initial=DEFAULTS["topk"], label="Top-k candidates")
     dense_ratio = forms.FloatField(min_value=0.0, max_value=1.0, initial=DEFAULTS["dense_ratio"], label="Dense share α")
-    lr = forms.FloatField(min_value=0.0, initial=DEFAULTS["lr"], label="Learning rate")
+    lr = forms.FloatField(min_value=0.0, initial=DEFAULTS["lr"], label="Learning rate",
+                          help_text="0: the scope's default (1e-5, the paper's; 2e-5 for the student).")
     batch_size = forms.IntegerField(min_value=1, max_value=4096, initial=DEFAULTS["batch_size"])
     max_length = forms.IntegerField(min_value=4, max_value=512, initial=DEFAULTS["max_length"])
     train_scope = forms.ChoiceField(
-        choices=[("auto", "auto (full on a GPU, head on CPU)"), ("head", "head (frozen transformer)"), ("full", "full (the paper)")],
+        choices=[("auto", "auto (full on a GPU, student on a CPU)"), ("full", "full (the paper)"),
+                 ("student", "student (the paper on 3 layers: CPU)"), ("head", "head (frozen transformer)")],
         initial=DEFAULTS["train_scope"],
     )
     skip_pretrain = forms.BooleanField(required=False, label="Skip synonym pre-training")

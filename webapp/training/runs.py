@@ -34,7 +34,7 @@ from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
 from linker.dictionary import NameTable
-from linker.train import BioSynConfig, SynonymPretrainConfig
+from linker.train import SCOPE_DEFAULTS, SCOPES, BioSynConfig, SynonymPretrainConfig, resolve_scope
 from webapp.corpus.models import Collection
 from webapp.training.dataset import build_snapshot, dictionary_table
 from webapp.training.errors import RunCancelled, RunError
@@ -52,10 +52,10 @@ MAX_LOSS_POINTS = 600
 
 # Run-level options kept in ``params`` next to the BioSyn hyperparameters.
 RUN_OPTIONS: dict[str, Any] = {
-    "train_scope": "auto",  # auto: "full" (the paper) on a GPU, "head" (frozen transformer) on CPU
+    "train_scope": "auto",  # auto: "full" (the paper) on a GPU, "student" (3-layer student) on a CPU
     "skip_pretrain": False,  # SapBERT-style synonym pre-training over the dictionary first
-    "pretrain_epochs": SynonymPretrainConfig.epochs,
-    "pretrain_max_pairs": SynonymPretrainConfig.max_pairs,
+    "pretrain_epochs": 0,  # 0: the scope's default (linker.train.SCOPE_DEFAULTS)
+    "pretrain_max_pairs": 0,  # 0: the scope's default
     "max_queries": 0,  # train on the first N queries only (0: all); smoke runs
     "prior_weight": 1e-3,
     "device": "",  # empty: cuda if the worker has one, else cpu
@@ -64,10 +64,24 @@ RUN_OPTIONS: dict[str, Any] = {
 _NOT_PARAMS = {"feature_cache", "progress_bar", "train_scope"}
 
 
+# Zero means "the scope's default" (linker.train.SCOPE_DEFAULTS): the paper's 10 epochs at 1e-5 for a GPU's
+# full fine-tuning, one epoch at 2e-5 for the CPU student. The worker resolves them once it knows its device.
+SCOPE_DEPENDENT = ("epochs", "lr", "pretrain_epochs", "pretrain_max_pairs")
+
+
 def default_params() -> dict[str, Any]:
-    """The BioSyn paper's hyperparameters (:class:`linker.train.BioSynConfig`) and the run options."""
+    """The BioSyn paper's hyperparameters (:class:`linker.train.BioSynConfig`) and the run options; the
+    scope-dependent ones (:data:`SCOPE_DEPENDENT`) are 0, i.e. the scope's default."""
     biosyn = {k: v for k, v in dataclasses.asdict(BioSynConfig()).items() if k not in _NOT_PARAMS}
-    return biosyn | RUN_OPTIONS
+    return biosyn | RUN_OPTIONS | {"epochs": 0, "lr": 0.0}
+
+
+def resolved_params(params: dict[str, Any], scope: str) -> dict[str, Any]:
+    """``params`` with the scope-dependent zeros replaced by the scope's defaults."""
+    defaults = SCOPE_DEFAULTS[scope]
+    scoped = {"epochs": defaults.epochs, "lr": defaults.lr, "pretrain_epochs": defaults.pretrain_epochs,
+              "pretrain_max_pairs": defaults.pretrain_max_pairs}
+    return params | {k: scoped[k] for k in SCOPE_DEPENDENT if not params.get(k)}
 
 
 def clean_params(params: dict[str, Any] | None) -> dict[str, Any]:
@@ -91,10 +105,8 @@ def clean_params(params: dict[str, Any] | None) -> dict[str, Any]:
         elif isinstance(default, str) and not isinstance(value, str):
             raise RunError(f"{key} must be a string")
         out[key] = value
-    if out["train_scope"] not in ("auto", "head", "full"):
-        raise RunError("train_scope must be auto, head or full")
-    if out["epochs"] < 1:
-        raise RunError("epochs must be at least 1")
+    if out["train_scope"] != "auto" and out["train_scope"] not in SCOPES:
+        raise RunError(f"train_scope must be auto or one of {', '.join(SCOPES)}")
     return out
 
 
@@ -266,21 +278,20 @@ def _train(
     from linker.retrieval import RetrievalConfig
     from linker.sparse import SparseEncoder
 
-    params = run.params
-    scope = params.get("train_scope", "auto")
-    if scope == "auto":
-        scope = "full" if run.device.startswith("cuda") else "head"
+    scope = resolve_scope(run.params.get("train_scope", "auto"), run.device or None)
+    params = resolved_params(run.params, scope)
     cache = str(Path(settings.ARTIFACT_ROOT) / "cache" / "features")
     fields = {f.name for f in dataclasses.fields(BioSynConfig)}
     biosyn = BioSynConfig(**{k: v for k, v in params.items() if k in fields and k not in _NOT_PARAMS},
                           train_scope=scope, feature_cache=cache if scope == "head" else None, progress_bar=False)
-    pretrain = SynonymPretrainConfig(epochs=int(params.get("pretrain_epochs", 3)), max_pairs=int(params.get("pretrain_max_pairs", 0)),
+    pretrain = SynonymPretrainConfig(epochs=int(params["pretrain_epochs"]), max_pairs=int(params["pretrain_max_pairs"]),
                                      train_scope=scope, num_threads=biosyn.num_threads, feature_cache=biosyn.feature_cache,
                                      progress_bar=False)
     torch.set_num_threads(max(1, biosyn.num_threads))
     pairs = [(ex.text, ex.concept_id) for ex in examples if not ex.negative]
-    encoder = TransformerEncoder(run.base_model or None, max_length=biosyn.max_length)
-    report: dict[str, Any] = {"training_pairs": len(pairs), "train_scope": scope, "device": run.device}
+    encoder = TransformerEncoder(run.base_model or None, max_length=biosyn.max_length, layers=SCOPE_DEFAULTS[scope].layers)
+    report: dict[str, Any] = {"training_pairs": len(pairs), "train_scope": scope, "device": run.device,
+                              "encoder_layers": encoder.num_layers, "epochs": biosyn.epochs, "lr": biosyn.lr}
     t0 = time.perf_counter()
     if not params.get("skip_pretrain"):
         reporter.phase("synonym-pretrain")
