@@ -1,0 +1,43 @@
+"""``python -m linker train`` end to end on files the test writes: the CPU's default scope is the student."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from linker.__main__ import main
+from linker.linker import Linker
+
+TRAIN = """\
+1|t|Adult onset diabetes and breast carcinoma.
+1|a|Kahler disease was also seen.
+1\t0\t20\tAdult onset diabetes\tDisease\tD003924
+1\t25\t41\tbreast carcinoma\tDisease\tD001943
+1\t43\t57\tKahler disease\tDisease\tD009101
+
+"""
+
+
+def test_train_on_a_cpu_defaults_to_the_student_and_writes_a_working_artifact(
+    tiny_dictionary_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    train = tmp_path / "train.txt"
+    train.write_text(TRAIN, encoding="utf-8")
+    out = tmp_path / "artifact"
+    assert main(["train", "--dictionary", str(tiny_dictionary_file), "--train", str(train), "--out", str(out),
+                 "--skip-pretrain", "--threads", "1"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["scope"] == "student" and report["encoder_layers"] == 3 and report["training_queries"] == 3
+    linker = Linker.load(out)
+    assert linker.encoder is not None and linker.encoder.num_layers == 3
+    # The training mentions were merged into the artifact's dictionary.
+    [candidates] = linker.link_mentions(["kahler disease"])
+    assert candidates[0].concept_id == "D009101"
+
+
+def test_an_unknown_scope_is_refused(tiny_dictionary_file: Path, tmp_path: Path) -> None:
+    with pytest.raises(SystemExit):
+        main(["train", "--dictionary", str(tiny_dictionary_file), "--train", str(tmp_path / "x"), "--out",
+              str(tmp_path / "o"), "--scope", "tiny"])
