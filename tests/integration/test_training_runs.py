@@ -297,6 +297,25 @@ def test_a_worker_killed_mid_run_leaves_the_run_failed_never_running(tmp_path: P
 
 @pytest.mark.slow
 @pytest.mark.django_db
+def test_a_cpu_run_with_default_params_trains_the_student(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from django.core.management import call_command
+
+    settings.ARTIFACT_ROOT = tmp_path / "artifacts"
+    dictionary = _dictionary()
+    _collection(dictionary)
+    call_command("train_run", "--dictionary", "mini", "--collection", "gold", "--max-queries", "3", "--skip-pretrain",
+                 "--params", '{"topk": 4}', "--inline", stdout=StringIO())
+    run = TrainingRun.objects.get()
+    assert run.state == TrainingRun.State.SUCCEEDED, run.error
+    # auto scope, epochs 0 and lr 0 became the student's defaults on this CPU worker, recorded with the model.
+    assert (run.params["train_scope"], run.params["epochs"], run.params["lr"]) == ("auto", 0, 0.0)
+    config = run.encoder.config
+    assert (config["train_scope"], config["encoder_layers"], config["epochs"], config["lr"]) == ("student", 3, 1, 2e-5)
+    assert run.epochs == 1
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
 def test_train_run_inline_then_promote_index_and_cancel_run(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from django.core.management import CommandError, call_command
 

@@ -21,7 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--dictionary", required=True, help="dictionary slug")
         parser.add_argument("--collection", action="append", required=True, help="gold collection slug (repeatable)")
         parser.add_argument("--eval-collection", help="gold collection slug to evaluate the trained model on")
-        parser.add_argument("--epochs", type=int, help="BioSyn epochs (default: the paper's 10)")
+        parser.add_argument("--epochs", type=int, help="BioSyn epochs (default: the scope's: 10 on a GPU, 1 for the CPU student)")
         parser.add_argument("--max-queries", type=int, help="train on the first N queries only (smoke runs)")
         parser.add_argument("--skip-pretrain", action="store_true", help="no synonym pre-training pass")
         parser.add_argument("--base-model", default="", help="local Hugging Face folder (default: the base model)")
