@@ -8,7 +8,8 @@ section to bench/RESULTS.md.
 Datasets: NCBI Disease dev with medic_06Jul2012.txt, BC5CDR Disease dev with CTD_diseases.tsv.gz; training
 mentions of the train split are merged into the dictionary (BioSyn protocol). Systems: ``sparse`` (char
 tf-idf only), ``dense`` (MiniLM zero-shot, dense scores only), ``hybrid`` (a trained artifact folder; with
-``--train`` one is trained first with ``python -m linker train`` defaults).
+``--train`` one is trained first with ``python -m linker train`` defaults: on a CPU the 3-layer student),
+also scored dense-only and with int8 names and queries.
 """
 
 from __future__ import annotations
@@ -132,6 +133,15 @@ def run_dataset(name: str, systems: list[str], args: argparse.Namespace) -> dict
         result["hybrid"]["sparse_weight"] = round(linker.sparse_weight, 3)
         linker.retriever.config = replace(linker.retriever.config, mode="dense")
         result["hybrid_artifact_dense_only"] = _evaluate(linker, trained_eval)
+        if linker.encoder is not None and not args.no_int8:
+            # The same artifact with int8 dynamic quantisation for names *and* queries (LinkerConfig.quantize):
+            # what its speed figures cost in accuracy.
+            t0 = time.perf_counter()
+            int8 = Linker.build(linker.table, TransformerEncoder.load(artifact / "encoder"),
+                                replace(linker.config, quantize=True))
+            build_s = time.perf_counter() - t0
+            int8.retriever.concept_prior = linker.retriever.concept_prior
+            result["hybrid_int8"] = _evaluate(int8, trained_eval) | {"index_build_s": round(build_s, 1)}
         report_path = artifact / "training_report.json"
         if report_path.exists():
             report = json.loads(report_path.read_text())
@@ -139,8 +149,8 @@ def run_dataset(name: str, systems: list[str], args: argparse.Namespace) -> dict
             scope = report.get("scope", "head")
             layers = report.get("encoder_layers", 6)
             result["training"] = {
-                "scope": (f"full fine-tuning of a {layers}-layer MiniLM student" if scope == "full"
-                          else "frozen MiniLM + projection head (see BioSynConfig.train_scope)"),
+                "scope": (f"{scope}: full fine-tuning of a {layers}-layer MiniLM" if scope in ("full", "student")
+                          else "head: frozen MiniLM + projection head (see BioSynConfig.train_scope)"),
                 "training_queries": report.get("training_queries"),
                 "pretrain_s": round(report.get("pretrain_s", 0.0), 1),
                 "biosyn_s": round(report.get("biosyn_s", 0.0), 1),
@@ -236,7 +246,8 @@ def _append_results(result: dict[str, Any], argv: list[str]) -> None:
         lines.append("")
         lines.append("| system | Acc@1 | Acc@5 | mentions |")
         lines.append("|---|---|---|---|")
-        for system in ("sparse", "dense_zero_shot", "hybrid_untrained_lambda1", "hybrid", "hybrid_artifact_dense_only"):
+        for system in ("sparse", "dense_zero_shot", "hybrid_untrained_lambda1", "hybrid", "hybrid_artifact_dense_only",
+                       "hybrid_int8"):
             if system in r and "acc@1" in r[system]:
                 s = r[system]
                 lines.append(f"| {system} | {s['acc@1']:.4f} | {s['acc@5']:.4f} | {s['mentions']} |")
@@ -261,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train", action="store_true", help="train missing artifacts first")
     parser.add_argument("--quick", action="store_true", help="20 dev documents, 5K-name build sample")
     parser.add_argument("--no-speed", action="store_true")
+    parser.add_argument("--no-int8", action="store_true", help="skip the int8 accuracy of the trained artifact")
     parser.add_argument("--speed-only", action="store_true")
     parser.add_argument("--build-names", type=int, default=0, help="names for the index-build timing (0: all)")
     parser.add_argument("--precisions", default="float32,int8", help="for the retrieval timing")

@@ -21,6 +21,8 @@ from typing import Any, Literal
 import faiss
 import numpy as np
 
+from linker.topk import padded_rows, top_k_columns
+
 __all__ = ["DenseIndex", "IndexConfig", "IndexKind"]
 
 IndexKind = Literal["flat", "hnsw", "ivf"]
@@ -168,17 +170,26 @@ class DenseIndex:
         return index
 
 
-def _exact_top_k(base: np.ndarray, queries: np.ndarray, k: int, block: int = 1024) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k inner products of queries [n, d] against base [N, d]: (scores [n, k], ids [n, k]; -1 past N)."""
+def _exact_top_k(base: np.ndarray, queries: np.ndarray, k: int, block: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k inner products of queries [n, d] against base [N, d]: (scores [n, k], ids [n, k]; -1 past N).
+
+    Scores come as one BLAS product per block of queries, laid out [N, b] so that the block-max pruning of
+    :func:`linker.topk.top_k_columns` selects the k best without an argpartition over every name (that
+    argpartition took longer than the product). Ties are ordered by id.
+    """
     n, total = len(queries), len(base)
     kk = min(k, total)
     scores = np.full((n, k), -np.inf, dtype=np.float32)
     ids = np.full((n, k), -1, dtype=np.int64)
+    if kk == 0:
+        return scores, ids
+    padded = padded_rows(total)
     for start in range(0, n, block):
-        sim = queries[start : start + block] @ base.T  # [b, N]
-        part = np.argpartition(-sim, kk - 1, axis=1)[:, :kk] if kk < total else np.tile(np.arange(total), (len(sim), 1))
-        part_scores = np.take_along_axis(sim, part, axis=1)
-        order = np.lexsort((part, -part_scores), axis=1)  # best first, ties by id
-        ids[start : start + len(sim), :kk] = np.take_along_axis(part, order, axis=1)
-        scores[start : start + len(sim), :kk] = np.take_along_axis(part_scores, order, axis=1)
+        q = queries[start : start + block]
+        sim = np.empty((padded, len(q)), dtype=np.float32)
+        sim[total:] = -np.inf
+        np.matmul(base, q.T, out=sim[:total])  # [N, b]
+        top_scores, top_ids = top_k_columns(sim, kk)
+        ids[start : start + len(q), :kk] = top_ids
+        scores[start : start + len(q), :kk] = top_scores
     return scores, ids
