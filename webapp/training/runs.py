@@ -78,9 +78,7 @@ def default_params() -> dict[str, Any]:
 
 def resolved_params(params: dict[str, Any], scope: str) -> dict[str, Any]:
     """``params`` with the scope-dependent zeros replaced by the scope's defaults."""
-    defaults = SCOPE_DEFAULTS[scope]
-    scoped = {"epochs": defaults.epochs, "lr": defaults.lr, "pretrain_epochs": defaults.pretrain_epochs,
-              "pretrain_max_pairs": defaults.pretrain_max_pairs}
+    scoped = dataclasses.asdict(SCOPE_DEFAULTS[scope])  # its field names are the params' names
     return params | {k: scoped[k] for k in SCOPE_DEPENDENT if not params.get(k)}
 
 
