@@ -9,10 +9,11 @@ import time
 from typing import Any
 
 from celery import shared_task
-from django.db import OperationalError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from linker.data import ParseError
+from tasks import RETRY_OPTIONS
 
 logger = logging.getLogger(__name__)
 
@@ -23,9 +24,7 @@ PROGRESS_EVERY_S = 1.0
     name="tasks.imports.run_import",
     acks_late=True,
     reject_on_worker_lost=True,
-    autoretry_for=(OperationalError,),  # a database restart mid-import: the import's transaction rolled back
-    retry_backoff=True,
-    max_retries=3,
+    **RETRY_OPTIONS,  # a database restart mid-import: the import's transaction rolled back, run it again
 )
 def run_import(job_id: int) -> str:
     from webapp.core.models import ImportJob

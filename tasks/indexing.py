@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from tasks import RETRY_OPTIONS
 
-@shared_task(name="tasks.indexing.build_index_task", acks_late=True, reject_on_worker_lost=True)
+
+@shared_task(name="tasks.indexing.build_index_task", acks_late=True, reject_on_worker_lost=True, **RETRY_OPTIONS)
 def build_index_task(index_id: int, activate: bool = False) -> str:
     from webapp.training.models import IndexVersion
     from webapp.training.services import build_index, promote_index

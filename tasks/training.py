@@ -20,6 +20,8 @@ from celery import shared_task
 from celery.signals import worker_ready, worker_shutdown
 from django.conf import settings
 
+from tasks import RETRY_OPTIONS
+
 logger = logging.getLogger(__name__)
 
 TIME_LIMIT_S = int(settings.CELERY_TASK_TIME_LIMIT)
@@ -33,6 +35,7 @@ _sweeper: list[Any] = []
     reject_on_worker_lost=False,
     time_limit=TIME_LIMIT_S,
     soft_time_limit=max(30, TIME_LIMIT_S - 60),
+    **RETRY_OPTIONS,
 )
 def train_task(self: Any, run_id: int) -> str:
     from webapp.training.runs import run_training
@@ -46,6 +49,7 @@ def train_task(self: Any, run_id: int) -> str:
     reject_on_worker_lost=True,  # reading and ranking only: safe to run again on another worker
     time_limit=TIME_LIMIT_S,
     soft_time_limit=max(30, TIME_LIMIT_S - 60),
+    **RETRY_OPTIONS,
 )
 def evaluate_task(evaluation_id: int) -> str:
     from webapp.training.evaluation import run_evaluation

@@ -184,6 +184,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = envint("CELERY_TASK_TIME_LIMIT", 6 * 3600, 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ALWAYS_EAGER = False  # never eager: tests run a real worker
+# Send every task to this one queue instead of its route (a private worker: tests, a staging worker).
+TASK_QUEUE_OVERRIDE = envstr("TASK_QUEUE_OVERRIDE")
 
 # --- the linker ---------------------------------------------------------------------------------
 ARTIFACT_ROOT = Path(envstr("ARTIFACT_ROOT") or (BASE_DIR / "var" / "artifacts"))

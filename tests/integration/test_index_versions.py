@@ -105,11 +105,10 @@ def test_two_promotions_at_once_leave_exactly_one_active_index() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_promotion_relinks_open_mentions_of_the_dictionary(celery_worker_process, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_promotion_relinks_open_mentions_of_the_dictionary(celery_worker_process, settings) -> None:  # type: ignore[no-untyped-def]
     """After a promotion, open mentions get the new index's suggestions (on a worker); decided ones keep theirs."""
     import time
 
-    from tasks.curation import suggest_links_task
     from webapp.corpus.models import Collection, Document, Link, Mention
     from webapp.training.services import promote_index
 
@@ -120,7 +119,7 @@ def test_promotion_relinks_open_mentions_of_the_dictionary(celery_worker_process
     decided = Mention.objects.create(document=doc, start=24, end=30, text="asthma", status=Mention.Status.NIL)
     index = build_index(create_index_version(version, None))
     # Route the re-link task to this test's private worker (a developer's worker may share the broker).
-    monkeypatch.setattr(suggest_links_task, "delay", lambda *a: suggest_links_task.apply_async(a, queue=celery_worker_process.queue))
+    settings.TASK_QUEUE_OVERRIDE = celery_worker_process.queue
     promote_index(index.pk)
     deadline = time.monotonic() + 60
     while not Link.objects.filter(mention=open_mention, origin="model").exists():

@@ -12,7 +12,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -20,6 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from webapp.core.decorators import admin_required, curator_required
+from webapp.core.queue import enqueue
 from webapp.corpus.models import Collection, Document, Mention
 from webapp.corpus.selectors import (
     Progress,
@@ -72,10 +72,8 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 @admin_required
 def suggest(request: HttpRequest, slug: str) -> HttpResponse:
-    from tasks.curation import suggest_links_task
-
     collection = get_object_or_404(Collection, slug=slug)
-    transaction.on_commit(lambda: suggest_links_task.delay(collection.pk))
+    enqueue("tasks.curation.suggest_links_task", collection.pk)
     messages.success(request, f"Linking the open mentions of {collection} in the background; reload for the new suggestions.")
     return redirect("curation:dashboard", slug=slug)
 

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from webapp.corpus.models import Collection
+from webapp.core.queue import QueueUnavailable, enqueue
 from webapp.training.dataset import gold_documents
 from webapp.training.errors import RunError
 from webapp.training.models import Evaluation, IndexVersion
@@ -42,14 +43,14 @@ def start_evaluation(index: IndexVersion, collection: Collection, user: Any = No
     evaluation = Evaluation.objects.create(
         index_version=index, collection=collection, created_by=user if getattr(user, "pk", None) else None
     )
-    transaction.on_commit(partial(_send_evaluation, evaluation.pk, queue))
+    enqueue("tasks.training.evaluate_task", evaluation.pk, queue=queue, on_failure=partial(_unqueued, evaluation.pk))
     return evaluation
 
 
-def _send_evaluation(evaluation_id: int, queue: str | None) -> None:
-    from tasks.training import evaluate_task
-
-    evaluate_task.apply_async((evaluation_id,), **({"queue": queue} if queue else {}))
+def _unqueued(evaluation_id: int, exc: QueueUnavailable) -> None:
+    Evaluation.objects.filter(pk=evaluation_id, state=Evaluation.State.QUEUED).update(
+        state=Evaluation.State.FAILED, error=str(exc), finished_at=timezone.now()
+    )
 
 
 def run_evaluation(evaluation_id: int) -> str:

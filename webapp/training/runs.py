@@ -36,6 +36,7 @@ from django.utils import timezone
 from linker.dictionary import NameTable
 from linker.train import SCOPE_DEFAULTS, SCOPES, BioSynConfig, SynonymPretrainConfig, resolve_scope
 from webapp.corpus.models import Collection
+from webapp.core.queue import QueueUnavailable, enqueue
 from webapp.training.dataset import build_snapshot, dictionary_table
 from webapp.training.errors import RunCancelled, RunError
 from webapp.training.evaluation import evaluate_linker
@@ -140,16 +141,19 @@ def start_run(
     TrainingRun.objects.filter(pk=run.pk).update(snapshot_at=run.queued_at)
     run.snapshot_at = run.queued_at
     if send:
-        transaction.on_commit(partial(_send, run.pk, queue))
+        enqueue("tasks.training.train_task", run.pk, queue=queue,
+                on_sent=partial(_sent, run.pk), on_failure=partial(_unqueued, run.pk))
     return run
 
 
-def _send(run_id: int, queue: str | None) -> None:
-    from tasks.training import train_task
+def _sent(run_id: int, task_id: str) -> None:
+    TrainingRun.objects.filter(pk=run_id, task_id="").update(task_id=task_id)
 
-    options = {"queue": queue} if queue else {}
-    result = train_task.apply_async((run_id,), **options)
-    TrainingRun.objects.filter(pk=run_id, task_id="").update(task_id=result.id)
+
+def _unqueued(run_id: int, exc: QueueUnavailable) -> None:
+    TrainingRun.objects.filter(pk=run_id, state=TrainingRun.State.QUEUED).update(
+        state=TrainingRun.State.FAILED, error=str(exc), finished_at=timezone.now()
+    )
 
 
 @transaction.atomic

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from linker.data import ConceptRecord, Synonym
 from linker.linker import Linker, LinkerConfig
+from webapp.core.queue import enqueue
 from webapp.training.models import EncoderModel, IndexVersion
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
@@ -140,12 +141,9 @@ def promote_index(index_id: int) -> IndexVersion:
     the registry. The re-linking runs on a worker after commit and only touches open (pending or suggested)
     mentions: a curator's decision keeps the suggestions it was made on.
     """
-    from functools import partial
-
-    from tasks.curation import suggest_links_task
     from webapp.corpus.models import Collection
 
     index = activate_index(index_id)
     for collection_id in Collection.objects.filter(dictionary_id=index.dictionary_id).values_list("pk", flat=True):
-        transaction.on_commit(partial(suggest_links_task.delay, collection_id))
+        enqueue("tasks.curation.suggest_links_task", collection_id)
     return index

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from webapp.core.queue import send_now
 from webapp.training.models import EncoderModel
 from webapp.training.services import build_index, create_index_version, promote_index
 from webapp.vocab.models import Dictionary
@@ -35,9 +36,7 @@ class Command(BaseCommand):
         encoder = self._encoder(opts)
         index = create_index_version(version, encoder)
         if opts["queue"]:
-            from tasks.indexing import build_index_task
-
-            build_index_task.delay(index.pk, opts["activate"])
+            send_now("tasks.indexing.build_index_task", index.pk, opts["activate"])
             self.stdout.write(f"index {index.pk} queued on the gpu queue")
             return
         self.stdout.write(f"building index {index.pk} for {version} with {encoder.name if encoder else 'sparse retrieval only'}")
