@@ -57,6 +57,8 @@ class DocumentRecord:
     mentions: list[MentionRecord] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     where: str = ""
+    # The line the document starts on, for line-based files: errors then read ``path:line: message``.
+    line: int = 0
 
     def split_title(self) -> tuple[str, str]:
         """(title, rest) with ``text == title + " " + rest`` (or ``text == title`` when rest is empty)."""

@@ -6,35 +6,28 @@ model suggestion. Ids are written as the source wrote them (``Link.concept_ref``
 back with its own ids; curator links carry the concept's primary id there.
 
 Import reads the whole file first (a malformed file names the file and the line or element and touches
-nothing), then writes in one transaction. As for :func:`webapp.corpus.importers.import_pubtator` (which
-PubTator files go through), documents already in the collection are skipped with a warning, gold ids are
-resolved to concepts of the dictionary's latest version when possible and always kept as written.
+nothing), then writes through :func:`webapp.corpus.writer.write_documents`, the writer PubTator files
+(:func:`webapp.corpus.importers.import_pubtator`, streamed) go through too: one transaction, documents
+already in the collection skipped with a warning, gold ids resolved to concepts of the dictionary's latest
+version when possible and always kept as written.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
-from django.db import DatabaseError, transaction
 from django.db.models import Prefetch, QuerySet
 
 from webapp.corpus.formats import get_format
 from webapp.corpus.formats.brat import safe_name
-from webapp.corpus.formats.records import DocumentRecord, FormatError, LinkRecord, MentionRecord
-from webapp.corpus.importers import (
-    ConceptResolver,
-    ImportReport,
-    dictionary_version_for,
-    import_pubtator,
-    locked_collection,
-)
+from webapp.corpus.formats.records import DocumentRecord, LinkRecord, MentionRecord
+from webapp.corpus.importers import import_pubtator
 from webapp.corpus.models import Collection, Document, Link, Mention
-from webapp.vocab.importers import max_length
+from webapp.corpus.writer import DuplicateDocument, ImportReport, Progress, write_documents
 
 __all__ = [
     "ExportFile",
@@ -45,14 +38,8 @@ __all__ = [
     "import_records",
 ]
 
-_EXTERNAL_ID_MAX = max_length(Document, "external_id")
-_TYPE_MAX = max_length(Mention, "mention_type")
-_REF_MAX = max_length(Link, "concept_ref")
+RECORD_BATCH = 500
 _ORIGIN_ORDER = {Link.Origin.CURATOR: 0, Link.Origin.GOLD: 1, Link.Origin.MODEL: 2}
-
-
-class DuplicateDocument(ValueError):
-    """A document id that the collection already has, where skipping it is not wanted."""
 
 
 # --- export -------------------------------------------------------------------------------------------
@@ -148,11 +135,13 @@ def import_documents(
     collection_slug: str,
     title: str | None = None,
     dictionary_slug: str | None = None,
+    progress: Progress | None = None,
 ) -> ImportReport:
     """Import a file of format ``fmt`` into ``collection_slug`` (created if new), in one transaction.
 
-    Raises :class:`FormatError` / :class:`linker.data.ParseError` (file and line or element) for a
-    malformed file, ``FileNotFoundError`` and ``ValueError`` for bad arguments; nothing is written then.
+    ``progress`` is called with (documents written, total) as the import goes. Raises :class:`FormatError` /
+    :class:`linker.data.ParseError` (file and line or element) for a malformed file, ``FileNotFoundError``
+    and ``ValueError`` for bad arguments; nothing is written then.
     """
     spec = get_format(fmt)
     path = Path(path)
@@ -161,9 +150,11 @@ def import_documents(
     _check_slug(collection_slug)
     dictionary_slug = dictionary_slug or _collection_dictionary(collection_slug)
     if spec.name == "pubtator":
-        return import_pubtator(path, collection_slug=collection_slug, title=title, dictionary_slug=dictionary_slug)
-    records = list(spec.read(path))
-    return import_records(records, source=str(path), collection_slug=collection_slug, title=title, dictionary_slug=dictionary_slug)
+        return import_pubtator(path, collection_slug=collection_slug, title=title, dictionary_slug=dictionary_slug, progress=progress)
+    records = list(spec.read(path))  # the whole file first: a malformed one is refused before any write
+    return import_records(
+        records, source=str(path), collection_slug=collection_slug, title=title, dictionary_slug=dictionary_slug, progress=progress
+    )
 
 
 def import_records(
@@ -174,116 +165,21 @@ def import_records(
     title: str | None = None,
     dictionary_slug: str | None = None,
     skip_existing: bool = True,
+    progress: Progress | None = None,
 ) -> ImportReport:
     """Write records as documents, mentions and gold links; ``source`` names the file in errors."""
-    started = time.perf_counter()
     _check_slug(collection_slug)
-    dictionary, version = dictionary_version_for(dictionary_slug)
-    resolver = ConceptResolver.for_version(version) if version else None
-    for record in records:
-        _validate(source, record)
-    with transaction.atomic():
-        collection = locked_collection(collection_slug, title, dictionary)
-        report = ImportReport(collection_id=collection.pk, dictionary_version_id=version.pk if version else None)
-        existing = set(collection.documents.values_list("external_id", flat=True))
-        fresh: list[DocumentRecord] = []
-        for record in records:
-            if record.external_id in existing:
-                if not skip_existing:
-                    raise DuplicateDocument(f"collection {collection.slug} already has a document {record.external_id!r}")
-                report.skipped_documents += 1
-                continue
-            existing.add(record.external_id)
-            fresh.append(record)
-        try:
-            _write(collection, fresh, resolver, report)
-        except DatabaseError as exc:
-            raise FormatError(source, "", f"the database refused the file's documents: {exc}") from exc
-        if report.skipped_documents:
-            report.warnings.append(f"{report.skipped_documents} documents already in collection {collection.slug} were skipped, not updated")
-        if report.links and not collection.has_gold:
-            collection.has_gold = True
-            collection.save(update_fields=["has_gold"])
-    report.created = report.documents > 0
-    report.seconds = round(time.perf_counter() - started, 3)
-    report.message = (
-        f"imported {report.documents} documents ({report.skipped_documents} already there), {report.mentions} mentions, "
-        f"{report.links} gold links ({report.resolved_links} resolved, {report.unresolved_links} unresolved, "
-        f"{report.nil_links} NIL) into {collection.slug} in {report.seconds:.1f} s"
+    batches = (records[i : i + RECORD_BATCH] for i in range(0, len(records), RECORD_BATCH))
+    return write_documents(
+        batches,
+        source=source,
+        collection_slug=collection_slug,
+        title=title,
+        dictionary_slug=dictionary_slug,
+        skip_existing=skip_existing,
+        progress=progress,
+        total=len(records),
     )
-    return report
-
-
-def _validate(source: str, record: DocumentRecord) -> None:
-    where = record.where or f"document {record.external_id}"
-    if not record.external_id or len(record.external_id) > _EXTERNAL_ID_MAX:
-        raise FormatError(source, where, f"a document id must have 1 to {_EXTERNAL_ID_MAX} characters")
-    if "\x00" in record.text:
-        raise FormatError(source, where, "the text contains a NUL character, which PostgreSQL cannot store")
-    for m in record.mentions:
-        m_where = m.where or where
-        if not 0 <= m.start < m.end <= len(record.text):
-            raise FormatError(source, m_where, f"span {m.start}-{m.end} outside the document text (length {len(record.text)})")
-        if len(m.mention_type) > _TYPE_MAX:
-            raise FormatError(source, m_where, f"mention type {m.mention_type[:40]!r} is longer than {_TYPE_MAX}")
-        parts = [link.part for link in m.links]
-        if len(parts) != len(set(parts)):
-            raise FormatError(source, m_where, "a composite part is linked twice")
-        too_long = [link.concept_id for link in m.links if len(link.concept_id) > _REF_MAX]
-        if too_long:
-            raise FormatError(source, m_where, f"id {too_long[0][:40]!r}... is longer than {_REF_MAX}")
-
-
-def _write(collection: Collection, records: list[DocumentRecord], resolver: ConceptResolver | None, report: ImportReport) -> None:
-    documents = Document.objects.bulk_create(
-        [
-            Document(collection=collection, external_id=r.external_id, title=r.title, text=r.text, metadata=r.metadata)
-            for r in records
-        ],
-        batch_size=500,
-    )
-    mentions: list[Mention] = []
-    wanted: list[MentionRecord] = []
-    for record, document in zip(records, documents, strict=True):
-        seen: set[tuple[int, int, str]] = set()
-        for m in record.mentions:
-            key = (m.start, m.end, m.mention_type)
-            if key in seen:
-                report.warnings.append(f"document {record.external_id} annotates {m.start}-{m.end} {m.mention_type} twice; the repeat was left out")
-                continue
-            seen.add(key)
-            mentions.append(
-                Mention(
-                    document=document,
-                    start=m.start,
-                    end=m.end,
-                    text=record.text[m.start : m.end],
-                    mention_type=m.mention_type,
-                    status=Mention.Status.PENDING,
-                    source=Mention.Source.GOLD,
-                    part_texts=list(m.part_texts),
-                )
-            )
-            wanted.append(m)
-    Mention.objects.bulk_create(mentions, batch_size=2000)
-    links = [_gold_link(mention, link, resolver, report) for mention, m in zip(mentions, wanted, strict=True) for link in m.links]
-    Link.objects.bulk_create(links, batch_size=2000)
-    report.documents += len(documents)
-    report.mentions += len(mentions)
-    report.links += len(links)
-
-
-def _gold_link(mention: Mention, record: LinkRecord, resolver: ConceptResolver | None, report: ImportReport) -> Link:
-    if record.nil or not record.concept_id:
-        report.nil_links += 1
-        return Link(mention=mention, part=record.part, nil=True, concept_ref="", origin=Link.Origin.GOLD)
-    single = "+" not in record.concept_id
-    concept = resolver.resolve(record.concept_id) if resolver and single else None
-    if concept is None:
-        report.unresolved_links += 1
-    else:
-        report.resolved_links += 1
-    return Link(mention=mention, part=record.part, concept_id=concept, concept_ref=record.concept_id, origin=Link.Origin.GOLD)
 
 
 def _check_slug(slug: str) -> None:
@@ -297,4 +193,3 @@ def _check_slug(slug: str) -> None:
 
 def _collection_dictionary(slug: str) -> str | None:
     return Collection.objects.filter(slug=slug).values_list("dictionary__slug", flat=True).first()
-

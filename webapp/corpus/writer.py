@@ -1,0 +1,320 @@
+"""The one document writer: documents, gold mentions and gold links of any format, into one collection.
+
+Every import (PubTator, BioC, brat, JSON Lines, documents posted to the API) goes through
+:func:`write_documents`, so they share these rules:
+
+- One transaction per import, with the collection row locked until commit: two imports into one collection
+  run one at a time, and a refused file leaves the database exactly as it was.
+- Documents whose ``external_id`` is already in the collection are skipped with a warning, never updated:
+  importing a file twice is a no-op, and stored curation is never overwritten.
+- Errors name the file and the line (``path:line: message``, :class:`linker.data.ParseError`) when the
+  record knows its line, else the file and the element (:class:`FormatError`).
+- Documents go in with ``bulk_create`` (their ids are needed); mentions and links, the bulk of the rows,
+  through PostgreSQL ``COPY``, with mention ids read back once per batch by their unique span.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
+
+from linker.data import ParseError
+from webapp.corpus.formats.records import DocumentRecord, FormatError, LinkRecord, MentionRecord
+from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.corpus.resolver import ConceptResolver, dictionary_version_for
+from webapp.vocab.copy import copy_rows, max_length
+from webapp.vocab.models import Dictionary
+
+__all__ = ["ImportReport", "DuplicateDocument", "DocumentWriter", "write_documents", "locked_collection"]
+
+Progress = Callable[[int, int | None], None]
+
+_EXTERNAL_ID_MAX = max_length(Document, "external_id")
+_TYPE_MAX = max_length(Mention, "mention_type")
+_REF_MAX = max_length(Link, "concept_ref")
+
+
+class DuplicateDocument(ValueError):
+    """A document id that the collection already has, where skipping it is not wanted."""
+
+
+@dataclass
+class ImportReport:
+    """What a document import did; ``created`` is False when every document was already there."""
+
+    collection_id: int
+    documents: int = 0  # documents created
+    skipped_documents: int = 0  # already in the collection
+    repeated_documents: int = 0  # PMIDs repeated inside the file, stored as "PMID#2"
+    mentions: int = 0
+    links: int = 0
+    resolved_links: int = 0  # links whose concept was found in the dictionary
+    unresolved_links: int = 0  # an id was given but no concept matched (kept in concept_ref)
+    nil_links: int = 0  # "-1" or no id
+    dictionary_version_id: int | None = None
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    created: bool = True
+    message: str = ""
+
+
+def write_documents(
+    batches: Iterable[Sequence[DocumentRecord]],
+    *,
+    source: str,
+    collection_slug: str,
+    title: str | None = None,
+    dictionary_slug: str | None = None,
+    skip_existing: bool = True,
+    progress: Progress | None = None,
+    total: int | None = None,
+) -> ImportReport:
+    """Write batches of records into ``collection_slug`` (created if new) in one transaction.
+
+    ``batches`` may be lazy (a file streamed through its reader): a reader's error raised while iterating
+    rolls everything back. ``progress`` is called after each batch with (records read, estimated total).
+    With ``skip_existing=False`` a document already there raises :class:`DuplicateDocument`.
+    """
+    started = time.perf_counter()
+    dictionary, version = dictionary_version_for(dictionary_slug)
+    resolver = ConceptResolver.for_version(version) if version else None
+    with transaction.atomic():
+        collection = locked_collection(collection_slug, title, dictionary)
+        report = ImportReport(collection_id=collection.pk, dictionary_version_id=version.pk if version else None)
+        if dictionary and collection.dictionary_id not in (None, dictionary.pk):
+            report.warnings.append(
+                f"collection {collection.slug} is linked to dictionary {collection.dictionary}; "
+                f"gold ids of this file were resolved against {dictionary.slug}"
+            )
+        writer = DocumentWriter(collection, source, resolver, report, skip_existing=skip_existing)
+        read = 0
+        for batch in batches:
+            writer.add(batch)
+            read += len(batch)
+            if progress:
+                progress(read, max(total or 0, read) or None)
+        writer.finish()
+    report.created = report.documents > 0
+    report.seconds = round(time.perf_counter() - started, 3)
+    report.message = (
+        f"imported {report.documents} documents ({report.skipped_documents} already there), "
+        f"{report.mentions} mentions, {report.links} gold links ({report.resolved_links} resolved, "
+        f"{report.unresolved_links} unresolved, {report.nil_links} NIL) into {collection.slug} "
+        f"in {report.seconds:.1f} s"
+    )
+    return report
+
+
+class DocumentWriter:
+    """Writes batches of records as documents, then their mentions, then the mentions' gold links."""
+
+    def __init__(
+        self,
+        collection: Collection,
+        source: str,
+        resolver: ConceptResolver | None,
+        report: ImportReport,
+        *,
+        skip_existing: bool = True,
+    ) -> None:
+        self.collection = collection
+        self.source = source
+        self.resolver = resolver
+        self.report = report
+        self.skip_existing = skip_existing
+        self.existing = set(collection.documents.values_list("external_id", flat=True))
+        self.skipped: list[str] = []
+        self.unresolved: dict[str, None] = {}
+        self.unresolved_by_type: Counter[str] = Counter()
+        self.conjunctions = 0
+
+    def add(self, batch: Sequence[DocumentRecord]) -> None:
+        records = [r for r in batch if self._keep(r)]
+        if not records:
+            return
+        try:
+            documents = Document.objects.bulk_create(
+                [
+                    Document(collection=self.collection, external_id=r.external_id, title=r.title, text=r.text, metadata=r.metadata)
+                    for r in records
+                ]
+            )
+            wanted = [(document.pk, m) for r, document in zip(records, documents, strict=True) for m in self._unique_mentions(r)]
+            self._write_mentions(wanted)
+            mention_pks = self._mention_pks([d.pk for d in documents])
+            links = self._write_links((mention_pks[(doc, m.start, m.end, m.mention_type)], m) for doc, m in wanted)
+        except DatabaseError as exc:
+            raise self._refused_batch(batch, exc) from exc
+        self.report.documents += len(documents)
+        self.report.mentions += len(wanted)
+        self.report.links += links
+
+    def finish(self) -> None:
+        """The warnings that sum the import up; marks the collection as gold once it has gold links."""
+        if self.skipped:
+            self.report.warnings.append(
+                f"{len(self.skipped)} documents already in collection {self.collection.slug} were skipped, "
+                f"not updated (e.g. {', '.join(self.skipped[:5])})"
+            )
+        if self.unresolved:
+            by_type = ", ".join(f"{t or 'untyped'} {n}" for t, n in self.unresolved_by_type.most_common())
+            self.report.warnings.append(
+                f"{sum(self.unresolved_by_type.values())} gold links ({by_type}) name {len(self.unresolved)} ids "
+                f"the dictionary lacks; kept as written in concept_ref (e.g. {', '.join(list(self.unresolved)[:5])})"
+            )
+        if self.conjunctions:
+            self.report.warnings.append(
+                f"{self.conjunctions} gold links name several concepts joined by '+'; kept in concept_ref "
+                "without a concept, since a link points to one concept"
+            )
+        if self.report.links and not self.collection.has_gold:
+            self.collection.has_gold = True
+            self.collection.save(update_fields=["has_gold"])
+
+    # --- checks ---
+
+    def _keep(self, record: DocumentRecord) -> bool:
+        self._check(record)
+        if record.external_id in self.existing:
+            if not self.skip_existing:
+                raise DuplicateDocument(f"collection {self.collection.slug} already has a document {record.external_id!r}")
+            self.report.skipped_documents += 1
+            self.skipped.append(record.external_id)
+            return False
+        self.existing.add(record.external_id)
+        repeat_of = record.metadata.get("repeat_of")
+        if repeat_of:
+            copy = record.external_id.rpartition("#")[2]
+            self.report.repeated_documents += 1
+            self.report.warnings.append(
+                f"{self._at(record)}PMID {repeat_of} appears again in the file (copy {copy}); "
+                f"stored as its own document {record.external_id}"
+            )
+        return True
+
+    def _check(self, record: DocumentRecord) -> None:
+        """Refuse, naming the line or element, what the database would refuse for some row of a batch."""
+        if not record.external_id or len(record.external_id) > _EXTERNAL_ID_MAX:
+            raise self._refused(record, None, f"a document id must have 1 to {_EXTERNAL_ID_MAX} characters ({record.external_id[:40]!r})")
+        if "\x00" in record.text:
+            raise self._refused(record, None, "the text contains a NUL character, which PostgreSQL cannot store")
+        for m in record.mentions:
+            if not 0 <= m.start < m.end <= len(record.text):
+                raise self._refused(record, m, f"span {m.start}-{m.end} outside the document text (length {len(record.text)})")
+            if len(m.mention_type) > _TYPE_MAX:
+                raise self._refused(record, m, f"mention type {m.mention_type[:40]!r}... is longer than {_TYPE_MAX}")
+            parts = [link.part for link in m.links]
+            if len(parts) != len(set(parts)):
+                raise self._refused(record, m, "a composite part is linked twice")
+            too_long = [link.concept_id for link in m.links if len(link.concept_id) > _REF_MAX]
+            if too_long:
+                raise self._refused(record, m, f"id {too_long[0][:40]!r}... is longer than {_REF_MAX}")
+
+    def _unique_mentions(self, record: DocumentRecord) -> Iterator[MentionRecord]:
+        """The record's mentions, each (span, type) once: the database allows one; a repeat is a warning."""
+        seen: set[tuple[int, int, str]] = set()
+        for m in record.mentions:
+            key = (m.start, m.end, m.mention_type)
+            if key in seen:
+                self.report.warnings.append(
+                    f"{self._at(record)}document {record.external_id} annotates {m.start}-{m.end} "
+                    f"{m.mention_type} twice; the repeat was left out"
+                )
+                continue
+            seen.add(key)
+            yield m
+
+    # --- rows ---
+
+    def _write_mentions(self, wanted: list[tuple[int, MentionRecord]]) -> None:
+        now = timezone.now()
+        pending, gold = Mention.Status.PENDING.value, Mention.Source.GOLD.value
+        copy_rows(
+            Mention,
+            ["document", "start", "end", "text", "mention_type", "status", "source", "part_texts", "created_at", "updated_at"],
+            # The mention's text as the file has it: the span trigger checks it against the document.
+            ((doc, m.start, m.end, m.text, m.mention_type, pending, gold, list(m.part_texts), now, now) for doc, m in wanted),
+        )
+
+    def _mention_pks(self, document_pks: list[int]) -> dict[tuple[int, int, int, str], int]:
+        # COPY returns no ids; the batch's documents are new, so every mention of theirs is one just written.
+        table = connection.ops.quote_name(Mention._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f'SELECT document_id, start, "end", mention_type, id FROM {table} WHERE document_id = ANY(%s)',
+                [document_pks],
+            )
+            return {(doc, start, end, mtype): pk for doc, start, end, mtype, pk in cursor.fetchall()}
+
+    def _write_links(self, mentions: Iterable[tuple[int, MentionRecord]]) -> int:
+        now = timezone.now()
+        rows = (self._link_row(pk, m, link, now) for pk, m in mentions for link in m.links)
+        return copy_rows(Link, ["mention", "part", "concept", "concept_ref", "nil", "origin", "model_version", "created_at"], rows)
+
+    def _link_row(self, mention_pk: int, mention: MentionRecord, link: LinkRecord, now: Any) -> tuple[Any, ...]:
+        """One gold link per composite part; a part of several ids ("A+B") is kept joined in concept_ref and
+        resolves only when it names a single concept, since a link points to one concept."""
+        gold = Link.Origin.GOLD.value
+        if link.nil or not link.concept_id:
+            self.report.nil_links += 1
+            return (mention_pk, link.part, None, "", True, gold, "", now)
+        single = "+" not in link.concept_id
+        concept = self.resolver.resolve(link.concept_id) if self.resolver and single else None
+        if concept is not None:
+            self.report.resolved_links += 1
+        else:
+            self.report.unresolved_links += 1
+            self._note_unresolved(link.concept_id, single, mention.mention_type)
+        return (mention_pk, link.part, concept, link.concept_id, False, gold, "", now)
+
+    def _note_unresolved(self, ref: str, single: bool, mention_type: str) -> None:
+        if self.resolver is None:
+            return  # nothing to resolve against: not worth a warning
+        if not single:
+            self.conjunctions += 1
+        else:
+            self.unresolved.setdefault(ref, None)
+            self.unresolved_by_type[mention_type] += 1
+
+    # --- where ---
+
+    def _at(self, record: DocumentRecord) -> str:
+        """``path:line: `` or ``path: element: `` before a warning about the record."""
+        if record.line:
+            return f"{self.source}:{record.line}: "
+        return f"{self.source}: {record.where}: " if record.where else f"{self.source}: "
+
+    def _refused(self, record: DocumentRecord, mention: MentionRecord | None, message: str) -> ValueError:
+        if record.line:
+            return ParseError(self.source, record.line, message)
+        where = (mention.where if mention else "") or record.where or f"document {record.external_id}"
+        return FormatError(self.source, where, message)
+
+    def _refused_batch(self, batch: Sequence[DocumentRecord], exc: DatabaseError) -> ValueError:
+        first, last = batch[0], batch[-1]
+        if first.line:
+            return ParseError(self.source, first.line, f"the database refused a document of lines {first.line}-{last.line}: {exc}")
+        return FormatError(self.source, "", f"the database refused one of documents {first.external_id} to {last.external_id}: {exc}")
+
+
+def locked_collection(slug: str, title: str | None, dictionary: Dictionary | None) -> Collection:
+    """The collection row, created if new and locked until commit, so two imports into it run one at a time."""
+    defaults = {"title": title or slug, "dictionary": dictionary}
+    collection, created = Collection.objects.get_or_create(slug=slug, defaults=defaults)
+    collection = Collection.objects.select_for_update().get(pk=collection.pk)
+    changed = []
+    if title and not created and collection.title != title:
+        collection.title = title
+        changed.append("title")
+    if dictionary and collection.dictionary_id is None:
+        collection.dictionary = dictionary
+        changed.append("dictionary")
+    if changed:
+        collection.save(update_fields=changed)
+    return collection
