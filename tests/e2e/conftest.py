@@ -56,7 +56,6 @@ def demo_collection(transactional_db, tmp_path, settings):  # type: ignore[no-un
 
     from webapp.core.roles import ROLES
     from webapp.corpus.models import Collection
-    from webapp.curation import live
     from webapp.demo.load import load_demo
     from webapp.training.registry import forget_all
     from webapp.training.services import activate_index, build_index, create_index_version
@@ -69,13 +68,11 @@ def demo_collection(transactional_db, tmp_path, settings):  # type: ignore[no-un
         Group.objects.get_or_create(name=role)
     settings.ARTIFACT_ROOT = tmp_path / "artifacts"
     forget_all()
-    live.forget()
     load_demo(tmp_path / "demo", log=lambda message: None)
     version = Dictionary.objects.get(slug="medic-demo").latest_version()
     activate_index(build_index(create_index_version(version, None)).pk)
     yield Collection.objects.get(slug="demo")
     forget_all()
-    live.forget()
 
 
 def login(browser: object, base_url: str, username: str, password: str) -> object:

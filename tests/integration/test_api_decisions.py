@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from rest_framework.test import APIClient
 
-from webapp.corpus.decisions import DecisionError, StaleDecision, record_decision
 from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.curation.services.decisions import Conflict, CurationError, decide
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
 pytestmark = pytest.mark.django_db
@@ -109,13 +109,14 @@ def test_relink_without_a_concept_is_400(bob, world) -> None:  # type: ignore[no
 
 def test_service_refuses_stale_versions_and_missing_concepts(bob, world) -> None:  # type: ignore[no-untyped-def]
     mention = world["mention"]
-    with pytest.raises(StaleDecision):
-        record_decision(mention_id=mention.pk, action="nil", user=bob, seen_updated_at=mention.updated_at - timedelta(seconds=1))
+    with pytest.raises(Conflict, match="Your decision was not saved"):
+        decide(mention_id=mention.pk, action="nil", user=bob, seen_updated_at=mention.updated_at - timedelta(seconds=1))
     mention.links.all().delete()
-    with pytest.raises(DecisionError, match="no suggestion or gold concept to accept"):
-        record_decision(mention_id=mention.pk, action="accept", user=bob, seen_updated_at=mention.updated_at)
-    with pytest.raises(DecisionError, match="no composite part 3"):
-        record_decision(mention_id=mention.pk, action="nil", user=bob, seen_updated_at=mention.updated_at, part=3)
+    with pytest.raises(CurationError, match="no suggestion or gold concept to accept"):
+        decide(mention_id=mention.pk, action="accept", user=bob, seen_updated_at=mention.updated_at)
+    with pytest.raises(CurationError, match="no part 4"):
+        decide(mention_id=mention.pk, action="nil", user=bob, seen_updated_at=mention.updated_at, part=3)
+    assert not Link.objects.filter(mention=mention).exists()
 
 
 def test_service_refuses_a_concept_of_another_dictionary(bob, world) -> None:  # type: ignore[no-untyped-def]
@@ -123,8 +124,8 @@ def test_service_refuses_a_concept_of_another_dictionary(bob, world) -> None:  #
     v = DictionaryVersion.objects.create(dictionary=other, release="1", source_format="obo", checksum="o" * 64)
     foreign = Concept.objects.create(version=v, concept_id="HP:0002099", preferred_name="Asthma")
     mention = world["mention"]
-    with pytest.raises(DecisionError, match="another dictionary"):
-        record_decision(mention_id=mention.pk, action="relink", user=bob, seen_updated_at=mention.updated_at, concept=foreign)
+    with pytest.raises(CurationError, match="another dictionary"):
+        decide(mention_id=mention.pk, action="relink", user=bob, seen_updated_at=mention.updated_at, concept=foreign)
 
 
 def test_decisions_show_up_in_mention_filters(bob, world) -> None:  # type: ignore[no-untyped-def]
@@ -142,7 +143,7 @@ def test_decisions_show_up_in_mention_filters(bob, world) -> None:  # type: igno
 def test_api_decisions_go_through_the_curation_log(bob, world) -> None:  # type: ignore[no-untyped-def]
     """Pipelines' decisions are logged, undoable and feed hard negatives exactly like the curation screen's."""
     from webapp.curation.models import Decision, HardNegative
-    from webapp.curation.services import undo
+    from webapp.curation.services.undo import undo
 
     client = APIClient()
     client.force_authenticate(bob)

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from webapp.corpus.models import Collection, Document, Link, Mention
-from webapp.curation import live, services
+from webapp.curation import services
 from webapp.curation.models import Decision, HardNegative
 from webapp.training.registry import forget_all, get_active_linker
 from webapp.training.services import activate_index, build_index, create_index_version
@@ -29,7 +29,6 @@ def demo(tmp_path, settings):  # type: ignore[no-untyped-def]
         Group.objects.get_or_create(name=role)
     settings.ARTIFACT_ROOT = tmp_path / "artifacts"
     forget_all()
-    live.forget()
     load_demo(tmp_path / "demo", log=lambda message: None)
     dictionary = Dictionary.objects.get(slug="medic-demo")
     activate_index(build_index(create_index_version(dictionary.latest_version(), None)).pk)
@@ -37,7 +36,6 @@ def demo(tmp_path, settings):  # type: ignore[no-untyped-def]
     services.suggest_for_collection(collection.pk)
     yield collection
     forget_all()
-    live.forget()
 
 
 def mention(text: str, document: str | None = None) -> Mention:

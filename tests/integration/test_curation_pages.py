@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from webapp.corpus.models import Collection, Document, Mention
-from webapp.curation import live
 from webapp.curation.models import Decision
 from webapp.training.registry import forget_all
 from webapp.training.services import activate_index, build_index, create_index_version
@@ -18,12 +17,10 @@ def demo(db, tmp_path, settings):  # type: ignore[no-untyped-def]
 
     settings.ARTIFACT_ROOT = tmp_path / "artifacts"
     forget_all()
-    live.forget()
     load_demo(tmp_path / "demo", log=lambda message: None)
     activate_index(build_index(create_index_version(Dictionary.objects.get(slug="medic-demo").latest_version(), None)).pk)
     yield Collection.objects.get(slug="demo")
     forget_all()
-    live.forget()
 
 
 def _doc() -> Document:

@@ -1,7 +1,8 @@
 """POST /api/link: mentions of a text (given spans, or found by the dictionary matcher) with ranked candidates.
 
-The linker is the dictionary's active index (webapp.training.registry); candidates are enriched with the
-preferred names and known types of the index's dictionary version. Each mention is linked with the whole
+The linker is the dictionary's active index with curator synonyms kept in step (the one door,
+webapp.training.registry.get_active_linker, that the curation panel and workers use too); candidates are
+enriched with the preferred names and known types of the index's dictionary version. Each mention is linked with the whole
 text as context, exactly as ``python -m linker link`` links a PubTator document's mentions.
 """
 

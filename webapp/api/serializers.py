@@ -6,9 +6,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from webapp.core.models import ImportJob
-from webapp.corpus.decisions import Action
 from webapp.corpus.formats import FORMATS
 from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.curation.services.decisions import LINK_ACTIONS, Scope
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion
 
 
@@ -233,13 +233,13 @@ class DocumentCreateSerializer(serializers.Serializer):
 class DecisionInputSerializer(serializers.Serializer):
     """Input of POST /api/mentions/{id}/decision/."""
 
-    action = serializers.ChoiceField(choices=[a.value for a in Action])
+    action = serializers.ChoiceField(choices=[a.value for a in LINK_ACTIONS])
     concept_id = serializers.CharField(max_length=100, required=False, allow_blank=True, default="", help_text="The chosen concept (relink; optional for accept).")
     dictionary = serializers.SlugField(required=False, help_text="Where to find concept_id when the collection has no dictionary.")
     part = serializers.IntegerField(min_value=0, max_value=50, default=0)
     updated_at = serializers.DateTimeField(help_text="The mention's updated_at as you read it; a stale value gets 409.")
     scope = serializers.ChoiceField(
-        choices=["mention", "document", "collection"], default="mention",
+        choices=list(Scope.CHOICES), default=Scope.MENTION,
         help_text="Also apply the decision to every identical open mention of the document or collection.",
     )
     time_on_task_ms = serializers.IntegerField(min_value=0, required=False, help_text="Time the curator spent, if known.")

@@ -18,6 +18,11 @@ from django.db.models import Q
 from webapp.corpus.models import Document, Mention
 from webapp.vocab.models import Concept, Name
 
+# Mentions waiting for a curator (the review queue; the only ones whose model suggestions may be replaced)
+# and mentions a curator has decided. Every curation page and service counts with these two.
+OPEN_STATUSES = (Mention.Status.PENDING, Mention.Status.SUGGESTED)
+DECIDED_STATUSES = (Mention.Status.ACCEPTED, Mention.Status.RELINKED, Mention.Status.NIL, Mention.Status.REJECTED)
+
 
 class Decision(models.Model):
     class Action(models.TextChoices):

@@ -1,4 +1,8 @@
-"""Read side of the curation pages: dashboard figures, the review queue, and the candidate panel's data."""
+"""Read side of the curation pages: dashboard figures, the review queue, and the candidate panel's data.
+
+Nothing here writes. The panel's live ranking (which may store new suggestions) is computed by
+:func:`webapp.curation.services.suggestions.panel_ranking` and handed to :func:`panel`.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,14 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 from statistics import median
-from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Count, F, FloatField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Abs, Coalesce, Greatest
 
 from webapp.corpus.models import Collection, Document, Link, Mention
-from webapp.curation.live import active_linker
-from webapp.curation.models import Decision
-from webapp.curation.services import DECIDED_STATUSES, OPEN_STATUSES, SUGGESTIONS_K, store_suggestions
+from webapp.curation.models import DECIDED_STATUSES, OPEN_STATUSES, Decision
+from webapp.curation.services.suggestions import PanelRanking
 from webapp.training.models import IndexVersion
 from webapp.vocab.hierarchy import paths_to_roots
 from webapp.vocab.models import Concept, DictionaryVersion, HierarchyEdge, KnownType
@@ -213,41 +215,31 @@ def _safe(value: float) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
-def panel(mention: Mention, k: int = SUGGESTIONS_K) -> Panel:
+def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
     """Everything the candidate panel shows for one mention (the mention comes with document__collection__dictionary).
 
-    With an active index the candidates are linked live (so synonyms added a moment ago count) and stored as
-    the mention's suggestions when they differ, so the rank recorded with a decision is the rank shown.
-    Every query here is a handful of rows by index; the panel's budget is mostly the linker's lookup.
+    ``ranking`` is the active linker's live ranking, already stored as the mention's suggestions where it is
+    open, so the rank recorded with a decision is the rank shown; None without an active index: the stored
+    suggestions are shown. Every query here is a handful of rows by index.
     """
     dictionary = mention.document.collection.dictionary
-    active = active_linker(dictionary.slug) if dictionary is not None else None
     parts = list(mention.part_texts) or [mention.text]
     links = list(mention.links.select_related("concept__version__dictionary", "created_by").order_by("part", "rank", "-created_at", "-id"))
-    model_links = [link for link in links if link.origin == Link.Origin.MODEL]
     note = ""
-    stored = False
-    if active is not None:
-        ranked = active.linker.link_mentions([mention.text], document_text=mention.document.text, k=k)[0]
-        version = active.dictionary_version
-        by_cid = _concepts(version, {c.concept_id for c in ranked})
-        pks = {cid: c.pk for cid, c in by_cid.items()}
-        if mention.status in OPEN_STATUSES and _differs(model_links, ranked, active.label):
-            with transaction.atomic():
-                locked = Mention.objects.select_for_update().get(pk=mention.pk)
-                if store_suggestions(locked, ranked, active.label, pks):
-                    mention.status, mention.updated_at = locked.status, locked.updated_at
-                    stored = True
-        candidates: list[tuple[int, int, str, str, float, float | None, float | None]] = []
+    candidates: list[tuple[int, int, str, str, float, float | None, float | None]] = []
+    if ranking is not None:
+        version = ranking.active.dictionary_version
+        by_cid = _concepts(version, {c.concept_id for c in ranking.candidates})
         seen_rank: dict[int, int] = {}
-        for c in ranked:
+        for c in ranking.candidates:
             seen_rank[c.part] = seen_rank.get(c.part, 0) + 1
             candidates.append((c.part, seen_rank[c.part], c.concept_id, c.name, float(c.score), _safe(c.dense), _safe(c.sparse)))
-        model_version, live = active.label, True
-        if len(parts) < max((c.part for c in ranked), default=0) + 1:
+        model_version, live = ranking.active.label, True
+        if ranking.part_queries is not None:
             # The linker split a composite mention the source did not: name the parts as it queried them.
-            parts = active.linker.queries_for([mention.text], document_text=mention.document.text)[0]
+            parts = ranking.part_queries
     else:
+        model_links = [link for link in links if link.origin == Link.Origin.MODEL]
         version = dictionary.latest_version() if dictionary is not None else None
         candidates = [(s.part, s.rank or i + 1, s.concept_ref, "", s.score or 0.0, None, None) for i, s in enumerate(model_links)]
         by_cid = {s.concept_ref: s.concept for s in model_links if s.concept is not None}
@@ -286,6 +278,7 @@ def panel(mention: Mention, k: int = SUGGESTIONS_K) -> Panel:
             )
         )
     latest = Decision.objects.filter(mention=mention).select_related("user", "concept").order_by("-created_at", "-id").first()
+    stored = ranking.stored if ranking is not None else False
     return Panel(mention, parts, rows, model_version, live, version, current, gold, latest, note, stored)
 
 
@@ -294,17 +287,6 @@ def _concepts(version: DictionaryVersion, concept_ids: set[str]) -> dict[str, Co
         return {}
     rows = Concept.objects.filter(version=version, concept_id__in=concept_ids).select_related("version__dictionary")
     return {c.concept_id: c for c in rows}
-
-
-def _differs(model_links: list[Link], ranked: list[Any], label: str) -> bool:
-    """Whether the stored suggestions are not the ranked candidates (read without a lock; rechecked under one)."""
-    if len(model_links) != len(ranked):
-        return True
-    return any(
-        link.concept_ref != c.concept_id or link.part != c.part or link.model_version != label
-        or round(link.score or 0.0, 6) != round(float(c.score), 6)
-        for link, c in zip(sorted(model_links, key=lambda link: (link.part, link.rank or 0)), ranked, strict=True)
-    )
 
 
 def _known_types(concept_pks_: list[int]) -> dict[int, list[KnownType]]:

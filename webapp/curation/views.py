@@ -1,6 +1,6 @@
 """Curation pages (htmx): dashboard, review queue, the document view, the candidate panel and decisions.
 
-Views parse input with a form, call one service, and render; the work is in services.py and selectors.py.
+Views parse input with a form, call one service, and render; the work is in services/ and selectors.py.
 htmx requests get fragments: a decision answers with the refreshed panel plus out-of-band swaps of the
 document text and the status counts, and an ``HX-Trigger`` event the keyboard script reacts to.
 """
@@ -140,7 +140,8 @@ def _panel_response(
     refresh_document: bool = False,
     trigger: dict[str, Any] | None = None,
 ) -> HttpResponse:
-    data = selectors.panel(mention)
+    # The service links the mention live and stores what it shows; the selector only reads.
+    data = selectors.panel(mention, services.panel_ranking(mention))
     context = {"p": data, "alert": alert, "alert_kind": alert_kind}
     body = render_to_string("curation/_panel.html", context, request)
     # Storing suggestions may turn a pending mention into a suggested one: the keyboard script recolours

@@ -1,21 +1,38 @@
-"""The linker each process serves, loaded lazily once per index version and kept for the process's life.
+"""The linker each process serves: the one door to a dictionary's active index, curator synonyms kept in step.
 
-Web processes and workers ask for a dictionary's active linker on every request; the database says which
-index version is active, and the loaded Linker is cached under that version's id. After a promotion the
-next request loads the new index, while requests already holding the old Linker object finish on it.
+Web processes (the curation panel, ``POST /api/link``) and workers (stored suggestions) all ask
+:func:`get_active_linker`. The database says which index version is active; the loaded Linker is cached under
+that version's id for the process's life. After a promotion the next request loads the new index, while
+requests already holding the old Linker object finish on it.
+
+Curator synonyms reach a loaded index without a rebuild. A decision adds its synonym to this process's index
+after commit (:func:`add_curator_synonym`); other processes learn of it here: before handing out the linker,
+:func:`get_active_linker` adds every curator Name created since this process last looked (a primary-key range
+scan, nearly always empty, at most once per ``RECHECK_SECONDS``). A fresh index build reads curator names from
+the database anyway.
+
+An index cannot forget a name: a synonym removed by an undo stays findable in loaded indexes until the next
+build or restart (its concept is still right for that string's curator, just no longer recorded).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 from linker.linker import Linker
 from webapp.training.models import IndexVersion
-from webapp.vocab.models import DictionaryVersion
+from webapp.vocab.models import DictionaryVersion, Name
 
-_lock = threading.Lock()
-_loaded: dict[int, Linker] = {}
+__all__ = ["ActiveLinker", "RECHECK_SECONDS", "add_curator_synonym", "forget_all", "get_active_linker", "load_linker"]
+
+log = logging.getLogger(__name__)
+
+# How stale another process's synonyms may be here: one look at the database per second at most, so a
+# curator moving through mentions does not pay for a query per panel.
+RECHECK_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -26,18 +43,45 @@ class ActiveLinker:
     dictionary_version: DictionaryVersion
 
 
+@dataclass
+class _Watermark:
+    """How far this process has read the curator names of one loaded index."""
+
+    last_name_pk: int | None = None  # None: this process has not looked yet
+    checked_at: float = 0.0  # time.monotonic() of the last look
+    names_added: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_lock = threading.Lock()
+_loaded: dict[int, Linker] = {}
+_marks: dict[int, _Watermark] = {}
+
+
 def get_active_linker(dictionary_slug: str) -> ActiveLinker | None:
-    index = (
-        IndexVersion.objects.select_related("dictionary", "dictionary_version", "encoder")
-        .filter(dictionary__slug=dictionary_slug, state=IndexVersion.State.ACTIVE)
-        .first()
-    )
-    if index is None:
-        return None
-    return ActiveLinker(load_linker(index), index.pk, index.label, index.dictionary_version)
+    """The dictionary's active linker with every curator synonym of its dictionary version added; None without one."""
+    active = _active_index(dictionary_slug)
+    if active is not None:
+        _catch_up_synonyms(active)
+    return active
+
+
+def add_curator_synonym(dictionary_slug: str, text: str, concept_id: str) -> None:
+    """Add one curator synonym to this process's live index (called after the decision commits)."""
+    active = _active_index(dictionary_slug)
+    if active is None:
+        return
+    mark = _mark(active.index_version_id)
+    with mark.lock:
+        added = active.linker.add_names([(text, concept_id)])
+        mark.names_added += len(added)
 
 
 def load_linker(index: IndexVersion) -> Linker:
+    """The Linker of one index version, loaded once per process (evaluation of a given version uses it too).
+
+    Serving code asks :func:`get_active_linker` instead, which also keeps curator synonyms in step.
+    """
     linker = _loaded.get(index.pk)
     if linker is None:
         with _lock:
@@ -48,11 +92,52 @@ def load_linker(index: IndexVersion) -> Linker:
                 live = set(IndexVersion.objects.filter(state=IndexVersion.State.ACTIVE).values_list("pk", flat=True))
                 for stale in [pk for pk in _loaded if pk not in live]:
                     del _loaded[stale]
+                    _marks.pop(stale, None)
                 _loaded[index.pk] = linker
     return linker
 
 
 def forget_all() -> None:
-    """Drop every loaded linker (tests; a worker told to reload)."""
+    """Drop every loaded linker and what it was told of curator synonyms (tests; a worker told to reload)."""
     with _lock:
         _loaded.clear()
+        _marks.clear()
+
+
+def _active_index(dictionary_slug: str) -> ActiveLinker | None:
+    index = (
+        IndexVersion.objects.select_related("dictionary", "dictionary_version", "encoder")
+        .filter(dictionary__slug=dictionary_slug, state=IndexVersion.State.ACTIVE)
+        .first()
+    )
+    if index is None:
+        return None
+    return ActiveLinker(load_linker(index), index.pk, index.label, index.dictionary_version)
+
+
+def _mark(index_version_id: int) -> _Watermark:
+    with _lock:
+        return _marks.setdefault(index_version_id, _Watermark())
+
+
+def _catch_up_synonyms(active: ActiveLinker) -> None:
+    """Add the curator names other processes recorded since this one last looked."""
+    mark = _mark(active.index_version_id)
+    if time.monotonic() - mark.checked_at < RECHECK_SECONDS:
+        return
+    with mark.lock:
+        mark.checked_at = time.monotonic()
+        names = Name.objects.filter(source=Name.Source.CURATOR, concept__version=active.dictionary_version)
+        if mark.last_name_pk is None:
+            # First look in this process: curator names the build may have missed (made while or after it ran).
+            built = IndexVersion.objects.filter(pk=active.index_version_id).values_list("created_at", flat=True).get()
+            names = names.filter(created_at__gte=built)
+            mark.last_name_pk = Name.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+        else:
+            names = names.filter(pk__gt=mark.last_name_pk)
+        rows = list(names.order_by("pk").values_list("pk", "text", "concept__concept_id"))
+        if rows:
+            mark.last_name_pk = max(mark.last_name_pk or 0, rows[-1][0])
+            added = active.linker.add_names([(text, cid) for _, text, cid in rows])
+            mark.names_added += len(added)
+            log.info("index %s: %d curator synonym(s) added live", active.index_version_id, len(added))

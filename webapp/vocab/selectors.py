@@ -1,14 +1,14 @@
 """Read-side queries of the vocabulary pages: dictionary summaries and concept search.
 
-Concept search is the typeahead of the dictionary page and, later, of the curator's "search" decision. It
-must stay fast on dictionaries of 100K+ names: every filter is one an index on ``Name.normalized`` serves
-(a b-tree range for prefixes, the trigram GIN index for ``LIKE '% q%'`` and the word-similarity operator
+Concept search is the one search of the project: the typeahead of the dictionary page, the curator's "search"
+decision, and ``GET /api/concepts/?q=``. It must stay fast on dictionaries of 100K+ names: every filter is
+one an index on ``Name.normalized`` serves (a b-tree range for prefixes, the trigram GIN index for ``LIKE '% q%'`` and the word-similarity operator
 ``%>``), and every query stops after a few rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from django.contrib.postgres.search import TrigramWordSimilarity
@@ -80,8 +80,10 @@ def name_counts(concept_pks: list[int]) -> dict[int, int]:
     return {row["concept_id"]: row["n"] for row in rows}
 
 
-def search_concepts(version: DictionaryVersion, query: str, limit: int = SEARCH_LIMIT) -> list[ConceptHit]:
-    """Concepts of ``version`` for a typed query, each once with its best-matching name.
+def search_concepts(
+    version: DictionaryVersion | Sequence[DictionaryVersion], query: str, limit: int = SEARCH_LIMIT
+) -> list[ConceptHit]:
+    """Concepts of ``version`` (or of several versions) for a typed query, each once with its best-matching name.
 
     Tiers, each a query of its own that stops at a few times ``limit`` rows, run until ``limit`` concepts
     are found: the id or an alternative id; names starting with the query (exact first, then shorter, then
@@ -89,16 +91,17 @@ def search_concepts(version: DictionaryVersion, query: str, limit: int = SEARCH_
     trigram-similar to it (``word_similarity``). Cheap tiers first keeps common words ("disease", which
     half of MEDIC's names contain) from paying for a similarity ranking of thousands of rows.
     """
+    versions = [version] if isinstance(version, DictionaryVersion) else list(version)
     hits: dict[int, ConceptHit] = {}
     raw = query.strip()
-    if raw:
-        by_id = Concept.objects.filter(version=version).filter(Q(concept_id=raw) | Q(alt_ids__contains=[raw]))
+    if raw and versions:
+        by_id = Concept.objects.filter(version__in=versions).filter(Q(concept_id=raw) | Q(alt_ids__contains=[raw]))
         for concept in by_id.select_related("version__dictionary")[:limit]:
             hits[concept.pk] = ConceptHit(concept, concept.concept_id, by_id=True)
     q = normalize(raw)
-    if len(q) < MIN_QUERY_LENGTH:
+    if len(q) < MIN_QUERY_LENGTH or not versions:
         return list(hits.values())
-    for names in _name_tiers(version, q, limit * 4):
+    for names in _name_tiers(versions, q, limit * 4):
         for name in names:
             hits.setdefault(name.concept_id, ConceptHit(name.concept, name.text))
             if len(hits) >= limit:
@@ -106,8 +109,8 @@ def search_concepts(version: DictionaryVersion, query: str, limit: int = SEARCH_
     return list(hits.values())
 
 
-def _name_tiers(version: DictionaryVersion, q: str, rows: int) -> Iterator[list[Name]]:
-    names = Name.objects.filter(concept__version=version).select_related("concept__version__dictionary")
+def _name_tiers(versions: list[DictionaryVersion], q: str, rows: int) -> Iterator[list[Name]]:
+    names = Name.objects.filter(concept__version__in=versions).select_related("concept__version__dictionary")
     shortest = (Length("normalized"), "-is_preferred", "concept__concept_id")
     # A range on the b-tree index finds prefixes under any collation; LIKE keeps the result exact.
     prefix = Q(normalized__gte=q, normalized__lt=q + "\U0010ffff", normalized__startswith=q)

@@ -1,0 +1,112 @@
+"""Pieces every API view shares: pagination, the NUL guard, export renderers and uploads, the JSON 404."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from django.core.files.uploadedfile import UploadedFile
+from django.db.models import QuerySet
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from webapp.api.serializers import ImportReportSerializer
+from webapp.corpus.formats import FORMATS
+from webapp.corpus.formats.services import export_documents
+from webapp.corpus.importers import ImportReport
+from webapp.corpus.models import Document
+
+
+class Pagination(PageNumberPagination):
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class RejectNulMixin:
+    """PostgreSQL cannot compare text with NUL characters: such a query parameter or path is a 400, not a 500."""
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        values = [*kwargs.values(), *(v for vs in request.query_params.lists() for v in vs[1])]
+        if any("\x00" in str(v) for v in values):
+            raise ValidationError({"detail": "NUL characters are not allowed in paths or query parameters"})
+
+
+class _FileRenderer(BaseRenderer):
+    """Lets a client ask for an export by its media type; exports are finished bytes, errors are JSON."""
+
+    charset = None
+
+    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
+        return data if isinstance(data, bytes) else json.dumps(data).encode("utf-8")
+
+
+def _file_renderer(media_type: str, name: str) -> type[BaseRenderer]:
+    return type(f"{name}Renderer", (_FileRenderer,), {"media_type": media_type, "format": name})
+
+
+EXPORT_RENDERERS = [
+    JSONRenderer,
+    *(_file_renderer(f.content_type.split(";")[0], f.name.replace("-", "_")) for f in FORMATS.values() if not f.content_type.startswith("application/json")),
+]
+EXPORT_PARAMETERS = [
+    OpenApiParameter("as", str, enum=list(FORMATS), default="pubtator", description="The file format."),
+    OpenApiParameter("suggestions", bool, default=False, description="Also write the best model suggestion where no gold or curated link exists."),
+]
+EXPORT_RESPONSES: dict[Any, Any] = {
+    (200, "text/plain"): OpenApiTypes.STR,
+    (200, "application/xml"): OpenApiTypes.STR,
+    (200, "application/json"): OpenApiTypes.OBJECT,
+    (200, "application/zip"): OpenApiTypes.BINARY,
+    (200, "application/x-ndjson"): OpenApiTypes.STR,
+    400: OpenApiTypes.OBJECT,
+    404: OpenApiTypes.OBJECT,
+}
+
+
+def export_response(request: Request, documents: QuerySet[Document], stem: str) -> HttpResponse:
+    fmt = request.query_params.get("as", "pubtator")
+    if fmt not in FORMATS:
+        raise ValidationError({"as": [f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}"]})
+    suggestions = request.query_params.get("suggestions", "false").lower() in ("1", "true", "yes")
+    export = export_documents(documents, fmt, suggestions=suggestions, stem=stem)
+    response = HttpResponse(export.content, content_type=export.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
+    return response
+
+
+def save_upload(upload: UploadedFile, folder: Path) -> Path:
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", Path(upload.name or "").name).lstrip(".") or "upload"
+    path = folder / name
+    with open(path, "wb") as fh:
+        for chunk in upload.chunks():
+            fh.write(chunk)
+    return path
+
+
+def import_report(collection: str, report: ImportReport) -> dict[str, Any]:
+    data = {k: getattr(report, k) for k in ImportReportSerializer().fields if k != "collection"}
+    return {"collection": collection, **data}
+
+
+
+class NotFoundView(APIView):
+    """Any other path under /api/ ending in a slash: a JSON 404 (401 without credentials), never an HTML page."""
+
+    permission_classes = [IsAuthenticated]
+    schema = None
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        raise NotFound("no such API endpoint")
+
+    post = put = patch = delete = get

@@ -1,0 +1,75 @@
+"""Admins' imports: queued import jobs of files the workers read, and dictionary uploads."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.exceptions import ValidationError
+from rest_framework.generics import GenericAPIView
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from webapp.api.permissions import IsAdmin
+from webapp.api.serializers import (
+    DictionaryUploadSerializer,
+    ImportJobSerializer,
+    ImportRequestSerializer,
+)
+from webapp.api.views.common import (
+    RejectNulMixin,
+    save_upload,
+)
+from webapp.core.jobs import queue_import
+from webapp.core.models import ImportJob
+
+
+class ImportJobViewSet(RejectNulMixin, mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+    """Admins queue imports of files the workers can read; the job row reports progress and errors."""
+
+    permission_classes = [IsAdmin]
+    serializer_class = ImportJobSerializer
+    queryset = ImportJob.objects.order_by("-created_at")
+
+    @extend_schema(request=ImportRequestSerializer, responses={202: ImportJobSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        data = ImportRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        if not Path(v["path"]).is_file():
+            raise ValidationError({"path": [f"{v['path']} is not a readable file"]})
+        if v["kind"] == ImportJob.Kind.DICTIONARY:
+            params = {"dictionary_slug": v["slug"], "title": v.get("title") or None}
+        else:
+            params = {"collection_slug": v["slug"], "title": v.get("title") or None, "dictionary_slug": v.get("dictionary")}
+        job = queue_import(v["kind"], v["path"], params, user=request.user)
+        return Response(ImportJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+# --- dictionaries: upload ------------------------------------------------------------------------------
+
+
+class DictionaryUploadView(RejectNulMixin, GenericAPIView):
+    """Admins upload a dictionary file (MEDIC TSV, DNorm text, OBO); a worker imports it as a new release."""
+
+    permission_classes = [IsAdmin]
+    parser_classes = [MultiPartParser, FormParser]
+    serializer_class = DictionaryUploadSerializer
+
+    @extend_schema(request=DictionaryUploadSerializer, responses={202: ImportJobSerializer, 400: OpenApiTypes.OBJECT})
+    def post(self, request: Request) -> Response:
+        data = DictionaryUploadSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        # The shared artifact volume: the worker that runs the import may be on another machine.
+        folder = Path(settings.ARTIFACT_ROOT) / "uploads" / uuid.uuid4().hex
+        folder.mkdir(parents=True)
+        path = save_upload(v["file"], folder)
+        job = queue_import(ImportJob.Kind.DICTIONARY, path, {"dictionary_slug": v["slug"], "title": v.get("title") or None}, user=request.user)
+        return Response(ImportJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)

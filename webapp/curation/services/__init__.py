@@ -1,0 +1,54 @@
+"""Curation services, one module per responsibility; this package names what views, the API and tasks call.
+
+- :mod:`.decisions`: the one decision service (accept, relink, NIL, reject; propagation; conflicts).
+- :mod:`.undo`: undoing a decision with its batch.
+- :mod:`.spans`: adding a mention, fixing a span.
+- :mod:`.suggestions`: storing the active linker's suggestions (the panel's live ranking, the background task).
+"""
+
+from __future__ import annotations
+
+from webapp.curation.models import DECIDED_STATUSES, OPEN_STATUSES
+from webapp.curation.services.decisions import (
+    HARD_NEGATIVES_PER_DECISION,
+    LINK_ACTIONS,
+    Conflict,
+    CurationError,
+    Outcome,
+    Scope,
+    decide,
+    part_count,
+)
+from webapp.curation.services.spans import add_mention, fix_span
+from webapp.curation.services.suggestions import (
+    SUGGESTIONS_K,
+    PanelRanking,
+    panel_ranking,
+    store_suggestions,
+    suggest_for_collection,
+    suggest_links,
+)
+from webapp.curation.services.undo import last_undoable, undo
+
+__all__ = [
+    "DECIDED_STATUSES",
+    "HARD_NEGATIVES_PER_DECISION",
+    "LINK_ACTIONS",
+    "OPEN_STATUSES",
+    "SUGGESTIONS_K",
+    "Conflict",
+    "CurationError",
+    "Outcome",
+    "PanelRanking",
+    "Scope",
+    "add_mention",
+    "decide",
+    "fix_span",
+    "last_undoable",
+    "panel_ranking",
+    "part_count",
+    "store_suggestions",
+    "suggest_for_collection",
+    "suggest_links",
+    "undo",
+]

@@ -1,0 +1,333 @@
+"""The one decision service: accept, relink, NIL or reject a mention, for the curation screen and the REST API.
+
+Every decision runs in one transaction and locks the mention rows it changes (``select_for_update``). A decision
+names the version of the mention the curator saw (its ``updated_at``); if someone changed the mention since,
+:class:`Conflict` is raised and nothing is written, so two curators deciding the same mention at once never
+overwrite each other silently.
+
+One decision on one part: a curator Link records who, when, the chosen candidate's rank and the model version;
+the mention's status changes; accepted or relinked text becomes a curator synonym (a vocab Name with source
+"curator") of the chosen concept, so the next index build, the live index and the concept search know it; the
+suggestions ranked above the chosen concept become hard negatives; the Decision row logs it all for undo.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from linker.text import normalize
+from webapp.corpus.models import Link, Mention
+from webapp.curation.models import DECIDED_STATUSES, OPEN_STATUSES, Decision, HardNegative
+from webapp.training.registry import add_curator_synonym
+from webapp.vocab.models import Concept, DictionaryVersion, Name
+
+HARD_NEGATIVES_PER_DECISION = 5
+
+Action = Decision.Action
+Via = Decision.Via
+
+# The actions a curator takes on a mention's link; adding a mention and fixing a span are in spans.py.
+LINK_ACTIONS = (Action.ACCEPT, Action.RELINK, Action.NIL, Action.REJECT)
+
+_STATUS = {
+    Action.ACCEPT: Mention.Status.ACCEPTED,
+    Action.RELINK: Mention.Status.RELINKED,
+    Action.NIL: Mention.Status.NIL,
+    Action.REJECT: Mention.Status.REJECTED,
+}
+
+
+class CurationError(ValueError):
+    """The request cannot be carried out as asked; the message says why, in words for the curator."""
+
+
+class Conflict(Exception):
+    """The mention changed since the curator loaded it. Nothing was written."""
+
+    def __init__(self, mention: Mention | None, message: str, latest: Decision | None = None) -> None:
+        self.mention = mention
+        self.latest = latest
+        super().__init__(message)
+
+
+class Scope:
+    MENTION = "mention"
+    DOCUMENT = "document"
+    COLLECTION = "collection"
+    CHOICES = (MENTION, DOCUMENT, COLLECTION)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    decision: Decision  # the decision on the mention the curator chose (its first part)
+    propagated: list[Decision]  # the same decision applied to identical mentions
+    skipped: int  # identical mentions left alone because a curator had decided them already
+    other_parts: list[Decision] = field(default_factory=list)  # accept / NIL of a composite mention's other parts
+
+    @property
+    def batch(self) -> uuid.UUID:
+        return self.decision.batch
+
+
+@transaction.atomic
+def decide(
+    *,
+    user: Any,
+    mention_id: int,
+    action: str,
+    seen_updated_at: datetime,
+    concept: Concept | None = None,
+    part: int | None = 0,
+    via: str = Via.CANDIDATE,
+    time_on_task_ms: int | None = None,
+    scope: str = Scope.MENTION,
+) -> Outcome:
+    """Record a decision on one mention, and optionally on every identical open mention of the scope.
+
+    ``action`` is accept (``concept`` or the top suggestion, else the gold concept), relink (needs ``concept``),
+    nil or reject. ``part=None`` accepts (each part's top suggestion) or NILs every part of a composite mention
+    at once. Raises :class:`Conflict` when the mention changed since ``seen_updated_at`` and
+    :class:`CurationError` when the decision does not fit the mention.
+    """
+    if action not in LINK_ACTIONS:
+        raise CurationError(f"unknown decision {action!r}")
+    if scope not in Scope.CHOICES:
+        raise CurationError(f"unknown scope {scope!r}")
+    mention = lock_mention(mention_id)
+    if mention.updated_at != seen_updated_at:
+        raise conflict(mention, seen_updated_at)
+    batch = uuid.uuid4()
+    if part is None:
+        if action not in (Action.ACCEPT, Action.NIL) or concept is not None:
+            raise CurationError("only accepting the top suggestions or NIL apply to every part at once")
+        parts = range(part_count(mention))
+    else:
+        parts = range(part, part + 1)
+    decisions = [_apply(mention, action, concept, p, user, via, batch, time_on_task_ms if p == parts[0] else None) for p in parts]
+    decision = decisions[0]
+    propagated: list[Decision] = []
+    skipped = 0
+    if scope != Scope.MENTION:
+        twins, skipped = _identical_mentions(mention, scope)
+        chosen = decision.concept
+        for twin in twins:
+            twin_action = action
+            if action in (Action.ACCEPT, Action.RELINK) and chosen is not None:
+                twin_action = Action.ACCEPT if _top_concept_pk(twin, 0) == chosen.pk else Action.RELINK
+            propagated.append(_apply(twin, twin_action, chosen, 0, user, Via.PROPAGATED, batch, None))
+    return Outcome(decision, propagated, skipped, decisions[1:])
+
+
+def lock_mention(mention_id: int) -> Mention:
+    """The mention, locked for the transaction, with its document, collection and dictionary."""
+    try:
+        return Mention.objects.select_for_update(of=("self",)).select_related("document__collection__dictionary").get(pk=mention_id)
+    except Mention.DoesNotExist:
+        raise Conflict(None, "This mention no longer exists (its addition was undone). Reload the document.") from None
+
+
+def conflict(mention: Mention, seen: datetime) -> Conflict:
+    """The Conflict to raise when ``mention`` is no longer the version ``seen``: who changed it, and when."""
+    latest = (
+        Decision.objects.filter(mention=mention).select_related("user", "undone_by", "concept").order_by("-created_at", "-id").first()
+    )
+    if latest is not None and latest.created_at > seen:
+        who = latest.undone_by if latest.is_undone else latest.user
+        what = "undid a decision on" if latest.is_undone else f"{latest.get_action_display().lower()} for"
+        when = (latest.undone_at or latest.created_at)
+        message = (
+            f"{who.get_username()} {what} this mention at {timezone.localtime(when):%H:%M:%S} while you were looking at it. "
+            "Your decision was not saved. The current state is shown below: decide again if it is still needed."
+        )
+    else:
+        message = (
+            f"This mention changed at {timezone.localtime(mention.updated_at):%H:%M:%S} (now {mention.get_status_display().lower()}) "
+            "after you opened it. Your decision was not saved. The current state is shown below: decide again if it is still needed."
+        )
+    return Conflict(mention, message, latest)
+
+
+def part_count(mention: Mention) -> int:
+    """How many parts a mention has: its own part texts, or as many as any link names (gold, model or curator).
+
+    A composite the linker split itself, or a gold composite listed without part texts, has parts only its
+    links know of.
+    """
+    highest = mention.links.order_by("-part").values_list("part", flat=True).first()
+    return max(1, len(mention.part_texts), (highest or 0) + 1)
+
+
+def _part_text(mention: Mention, part: int) -> str:
+    return mention.part_texts[part] if part < len(mention.part_texts) else mention.text
+
+
+def _suggestions(mention: Mention, part: int) -> list[Link]:
+    return list(
+        mention.links.filter(origin=Link.Origin.MODEL, part=part).select_related("concept").order_by("rank", "id")
+    )
+
+
+def _top_concept_pk(mention: Mention, part: int) -> int | None:
+    return (
+        mention.links.filter(origin=Link.Origin.MODEL, part=part, concept__isnull=False)
+        .order_by("rank", "id")
+        .values_list("concept_id", flat=True)
+        .first()
+    )
+
+
+def _apply(
+    mention: Mention,
+    action: str,
+    concept: Concept | None,
+    part: int,
+    user: Any,
+    via: str,
+    batch: uuid.UUID,
+    time_on_task_ms: int | None,
+) -> Decision:
+    """One decision on one part of a locked mention: its curator link, status, synonym, log row and negatives."""
+    parts = part_count(mention)
+    if not 0 <= part < parts:
+        raise CurationError(f"this mention has no part {part + 1}")
+    if action in (Action.NIL, Action.REJECT) and concept is not None:
+        raise CurationError(f"{action} takes no concept")
+    previous_status = mention.status
+    suggestions = _suggestions(mention, part)
+    if action == Action.ACCEPT and concept is None:
+        concept = _default_concept(mention, part, suggestions)
+    if action == Action.RELINK and concept is None:
+        raise CurationError("relink needs a concept")
+    if concept is not None:
+        _check_dictionary(mention, concept)
+    text = _part_text(mention, part)
+    # A composite with no text per part ("breast and ovarian cancer"): its whole text is no synonym of either
+    # part's concept. Sources that list part texts (BC5CDR's 7th column) give one.
+    whole_text_of_a_part = not mention.part_texts and parts > 1
+    link = None
+    synonym = None
+    if action != Action.REJECT:
+        link = _curator_link(mention, part, concept, suggestions, user)
+        if concept is not None and not whole_text_of_a_part:
+            synonym = _add_synonym(concept, text, user)
+    mention.status = _STATUS[Action(action)]
+    mention.save(update_fields=["status", "updated_at"])
+    decision = Decision.objects.create(
+        batch=batch,
+        document_id=mention.document_id,
+        mention=mention,
+        mention_text=text,
+        action=action,
+        via=via,
+        part=part,
+        concept=concept,
+        concept_ref=concept.concept_id if concept is not None else "",
+        rank=link.rank if link is not None else None,
+        score=link.score if link is not None else None,
+        model_version=(link.model_version if link is not None else (suggestions[0].model_version if suggestions else "")),
+        time_on_task_ms=time_on_task_ms,
+        user=user,
+        previous_status=previous_status,
+        created_links=[link.pk] if link is not None else [],
+        synonym=synonym,
+        result_updated_at=mention.updated_at,
+    )
+    _hard_negatives(decision, suggestions, concept, action)
+    if concept is not None and not whole_text_of_a_part:
+        dictionary = mention.document.collection.dictionary
+        if dictionary is not None:
+            slug, cid = dictionary.slug, concept.concept_id
+            # This process's live index learns the synonym once the decision is committed; other processes
+            # pick it up from the database on their next lookup (webapp.training.registry.get_active_linker).
+            transaction.on_commit(lambda: add_curator_synonym(slug, text, cid))
+    return decision
+
+
+def _curator_link(mention: Mention, part: int, concept: Concept | None, suggestions: Sequence[Link], user: Any) -> Link:
+    """The curator's link (None concept: NIL), with the rank, score and model version of the suggestion chosen."""
+    chosen = next((s for s in suggestions if concept is not None and s.concept_id == concept.pk), None)
+    return Link.objects.create(
+        mention=mention,
+        part=part,
+        concept=concept,
+        concept_ref=concept.concept_id if concept else "",
+        nil=concept is None,
+        origin=Link.Origin.CURATOR,
+        score=chosen.score if chosen else None,
+        rank=chosen.rank if chosen else None,
+        model_version=chosen.model_version if chosen else (suggestions[0].model_version if suggestions else ""),
+        created_by=user,
+    )
+
+
+def _default_concept(mention: Mention, part: int, suggestions: Sequence[Link]) -> Concept:
+    """What "accept" takes when no concept is named: the best suggestion of the part, else its gold concept."""
+    for link in suggestions:
+        if link.concept is not None:
+            return link.concept
+    gold = mention.links.filter(origin=Link.Origin.GOLD, part=part, concept__isnull=False).select_related("concept").first()
+    if gold is not None and gold.concept is not None:
+        return gold.concept
+    raise CurationError(f"mention {mention.pk} has no suggestion or gold concept to accept; choose a concept (relink)")
+
+
+def _check_dictionary(mention: Mention, concept: Concept) -> None:
+    dictionary_id = mention.document.collection.dictionary_id
+    concept_dictionary = DictionaryVersion.objects.filter(pk=concept.version_id).values_list("dictionary_id", flat=True).get()
+    if dictionary_id is not None and concept_dictionary != dictionary_id:
+        raise CurationError(
+            f"concept {concept.concept_id} belongs to another dictionary than {mention.document.collection.dictionary} "
+            "(the collection's dictionary)"
+        )
+
+
+def _add_synonym(concept: Concept, text: str, user: Any) -> Name | None:
+    """The curator synonym this decision created; None where the concept had the name already (undo keeps it)."""
+    text = text.strip()
+    if not text or not normalize(text):
+        return None
+    name, created = Name.objects.get_or_create(
+        concept=concept,
+        text=text,
+        defaults={"normalized": normalize(text), "source": Name.Source.CURATOR, "created_by": user},
+    )
+    return name if created else None
+
+
+def _hard_negatives(decision: Decision, suggestions: Sequence[Link], chosen: Concept | None, action: str) -> None:
+    """Suggestions the curator turned down: those ranked above the chosen concept, or the top ones for NIL."""
+    if action == Action.REJECT:
+        return  # the span is not a mention at all: a detector negative, not a linking one
+    negatives: list[Link] = []
+    for link in suggestions:
+        if chosen is not None and link.concept_id == chosen.pk:
+            break
+        if link.concept_id is not None:
+            negatives.append(link)
+    HardNegative.objects.bulk_create(
+        [
+            HardNegative(decision=decision, mention_text=decision.mention_text, concept_id=link.concept_id, rank=link.rank, score=link.score)
+            for link in negatives[:HARD_NEGATIVES_PER_DECISION]
+        ],
+        ignore_conflicts=True,
+    )
+
+
+def _identical_mentions(mention: Mention, scope: str) -> tuple[list[Mention], int]:
+    """Open mentions with the same text (case-insensitive) in the scope, locked; and how many decided ones were left."""
+    same = Mention.objects.filter(text__iexact=mention.text).exclude(pk=mention.pk)
+    if scope == Scope.DOCUMENT:
+        same = same.filter(document_id=mention.document_id)
+    else:
+        same = same.filter(document__collection_id=mention.document.collection_id)
+    decided = same.filter(status__in=DECIDED_STATUSES).count()
+    # A fixed lock order (by pk) keeps two propagations over the same mentions from deadlocking.
+    twins = list(same.filter(status__in=OPEN_STATUSES).select_for_update(of=("self",)).select_related("document__collection__dictionary").order_by("pk"))
+    return twins, decided
