@@ -96,3 +96,21 @@ def test_session_api_writes_need_csrf(alice, tmp_path: Path) -> None:  # type: i
     response = client.post("/api/imports/", {"kind": "dictionary", "path": str(path), "slug": "x"}, format="json")
     assert response.status_code == 403
     assert "CSRF" in response.json()["detail"]
+
+
+def test_api_concept_search_ranks_as_the_curation_search(bob, asthma) -> None:  # type: ignore[no-untyped-def]
+    """One search serves the UI and the API: same concepts, same order, ids included."""
+    from webapp.vocab.selectors import search_concepts
+
+    version = asthma.version
+    Name.objects.create(concept=Concept.objects.get(concept_id="MESH:D006973"), text="Asthmatic hypertension", normalized="asthmatic hypertension")
+    client = APIClient()
+    client.force_authenticate(bob)
+    for q in ("asthma", "bronchial asthmas", "MESH:D006973"):
+        response = client.get("/api/concepts/", {"q": q, "dictionary": "mini"})
+        results = response.json()
+        results = results["results"] if isinstance(results, dict) else results
+        expected = [hit.concept.concept_id for hit in search_concepts(version, q, limit=50)]
+        assert [r["concept_id"] for r in results] == expected, q
+        assert expected, q
+    assert client.get("/api/concepts/", {"q": "?!"}).status_code == 400

@@ -156,3 +156,18 @@ def test_api_decisions_go_through_the_curation_log(bob, world) -> None:  # type:
     undo(user=bob, decision_id=decision.pk)
     world["mention"].refresh_from_db()
     assert world["mention"].status == Mention.Status.SUGGESTED
+
+
+def test_a_gold_composite_without_part_texts_is_decided_per_part_without_a_whole_text_synonym(bob, world) -> None:  # type: ignore[no-untyped-def]
+    """One part count for every path: parts are the part texts, or as many as any link (gold included) names."""
+    mention = world["mention"]
+    Link.objects.create(mention=mention, part=1, concept=world["asthma"], concept_ref="MESH:D001249", origin=Link.Origin.GOLD)
+    client = APIClient()
+    client.force_authenticate(bob)
+    response = _decide(client, mention, action="accept", part=1)
+    assert response.status_code == 200, response.json()
+    link = Link.objects.get(mention=mention, origin="curator")
+    assert (link.part, link.concept) == (1, world["asthma"])  # the part's gold concept: the linker suggested none there
+    # "Wheezy bronchitis" names the whole composite, not its second part: no curator synonym.
+    assert not Name.objects.filter(source="curator").exists()
+    assert "no part 3" in _decide(client, mention, action="nil", part=2).json()["detail"]

@@ -162,3 +162,22 @@ def test_link_endpoint_matches_the_linker_cli_on_ncbi_dev(shared_data: Path, tmp
             api[(doc.pmid, m["start"], m["end"])] = top["concept_id"]
     assert len(api) == len(cli) >= 100
     assert api == cli
+
+
+def test_a_curator_synonym_recorded_by_another_process_is_found_by_api_link(
+    bob_api: APIClient, mini_index: IndexVersion, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/api/link reads the same live index as the curation panel: curator synonyms count without a rebuild."""
+    from linker.text import normalize
+    from webapp.training import registry
+
+    monkeypatch.setattr(registry, "RECHECK_SECONDS", 0.0)
+    text = "Wheezy lungs at night."
+    body = {"dictionary": "mini", "text": text, "mentions": [{"start": 0, "end": 12}], "k": 3}
+    assert bob_api.post("/api/link", body, format="json").status_code == 200  # the index is loaded before the synonym
+    asthma = Concept.objects.get(concept_id="MESH:D001249")
+    # Written straight to the database, as a decision in another web process or worker would.
+    Name.objects.create(concept=asthma, text="Wheezy lungs", normalized=normalize("Wheezy lungs"), source=Name.Source.CURATOR)
+    (mention,) = bob_api.post("/api/link", body, format="json").json()["mentions"]
+    top = mention["candidates"][0]
+    assert (top["concept_id"], top["matched_name"]) == ("MESH:D001249", "Wheezy lungs")

@@ -227,6 +227,7 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
     links = list(mention.links.select_related("concept__version__dictionary", "created_by").order_by("part", "rank", "-created_at", "-id"))
     note = ""
     candidates: list[tuple[int, int, str, str, float, float | None, float | None]] = []
+    version: DictionaryVersion | None
     if ranking is not None:
         version = ranking.active.dictionary_version
         by_cid = _concepts(version, {c.concept_id for c in ranking.candidates})

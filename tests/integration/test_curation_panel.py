@@ -1,0 +1,72 @@
+"""The candidate panel: one service links the mention live and stores what it shows; the selector only reads."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from webapp.corpus.models import Collection, Link, Mention
+from webapp.curation import selectors
+from webapp.curation.services import decide, panel_ranking
+from webapp.training.registry import forget_all
+from webapp.training.services import activate_index, build_index, create_index_version
+from webapp.vocab.models import Dictionary
+
+pytestmark = pytest.mark.django_db
+
+WRITES = ("INSERT", "UPDATE", "DELETE")
+
+
+@pytest.fixture
+def demo(db, tmp_path, settings):  # type: ignore[no-untyped-def]
+    from webapp.demo.load import load_demo
+
+    settings.ARTIFACT_ROOT = tmp_path / "artifacts"
+    forget_all()
+    load_demo(tmp_path / "demo", log=lambda message: None)
+    activate_index(build_index(create_index_version(Dictionary.objects.get(slug="medic-demo").latest_version(), None)).pk)
+    yield Collection.objects.get(slug="demo")
+    forget_all()
+
+
+def _mention(text: str) -> Mention:
+    return Mention.objects.select_related("document__collection__dictionary").filter(text=text).order_by("pk").first()  # type: ignore[return-value]
+
+
+def test_the_ranking_shown_is_stored_once_with_the_ranks_shown(demo) -> None:  # type: ignore[no-untyped-def]
+    m = _mention("Type 2 diabetes")
+    Link.objects.filter(mention=m, origin=Link.Origin.MODEL).delete()
+    Mention.objects.filter(pk=m.pk).update(status=Mention.Status.PENDING)
+    m.refresh_from_db()
+    ranking = panel_ranking(m)
+    assert ranking is not None and ranking.stored
+    assert m.status == Mention.Status.SUGGESTED  # updated in place: the panel's data-status and its "seen" version
+    shown = [(row.part, row.rank, row.concept_id) for row in selectors.panel(m, ranking).candidates]
+    stored = list(m.links.filter(origin=Link.Origin.MODEL).order_by("part", "rank").values_list("part", "rank", "concept_ref"))
+    assert shown == stored
+    again = panel_ranking(m)
+    assert again is not None and not again.stored
+
+
+def test_the_panel_selector_writes_nothing(demo) -> None:  # type: ignore[no-untyped-def]
+    m = _mention("hypertension")
+    ranking = panel_ranking(m)
+    with CaptureQueriesContext(connection) as queries:
+        live = selectors.panel(m, ranking)
+        stored_only = selectors.panel(m, None)
+    sql = [q["sql"].upper() for q in queries.captured_queries]
+    assert not [s for s in sql if s.startswith(WRITES) or "FOR UPDATE" in s]
+    assert live.live and not stored_only.live
+    assert [r.concept_id for r in stored_only.candidates] == [r.concept_id for r in live.candidates]
+
+
+def test_a_decided_mention_keeps_the_suggestions_it_was_decided_on(bob, demo) -> None:  # type: ignore[no-untyped-def]
+    m = _mention("hypertension")
+    panel_ranking(m)
+    decide(user=bob, mention_id=m.pk, action="nil", seen_updated_at=m.updated_at)
+    m.refresh_from_db()
+    Link.objects.filter(mention=m, origin=Link.Origin.MODEL).update(score=0.5)
+    ranking = panel_ranking(m)
+    assert ranking is not None and not ranking.stored
+    assert set(m.links.filter(origin=Link.Origin.MODEL).values_list("score", flat=True)) == {0.5}
