@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import socket
-import time
 from typing import Any
 
 from celery import shared_task
@@ -28,6 +27,7 @@ PROGRESS_EVERY_S = 1.0
 )
 def run_import(job_id: int) -> str:
     from webapp.core.models import ImportJob
+    from webapp.core.progress import ProgressRecorder
 
     with transaction.atomic():
         job = ImportJob.objects.select_for_update().get(pk=job_id)
@@ -39,38 +39,37 @@ def run_import(job_id: int) -> str:
         job.message = ""
         job.save(update_fields=["state", "started_at", "worker", "message"])
 
-    last = [0.0]
-
-    def progress(done: int, total: int | None = None) -> None:
-        now = time.monotonic()
-        if now - last[0] >= PROGRESS_EVERY_S:
-            last[0] = now
-            # Outside the import's transaction (a separate connection would be needed to be visible):
-            # the row update is cheap and shows liveness; readers see it once the import commits.
-            ImportJob.objects.filter(pk=job_id).update(progress=done)
-
-    try:
-        report = _run(job.kind, job.path, job.params, job.created_by, progress)
-    except (ParseError, FileNotFoundError, ValueError) as exc:
-        ImportJob.objects.filter(pk=job_id).update(
-            state=ImportJob.State.FAILED, message=str(exc), finished_at=timezone.now()
-        )
-        logger.warning("import %s failed: %s", job_id, exc)
-        return ImportJob.State.FAILED
+    # The recorder writes through a connection of its own: progress is seen while the import's
+    # transaction is still open, at most once a second.
+    with ProgressRecorder(job_id, every=PROGRESS_EVERY_S) as progress:
+        try:
+            report = _run(job.kind, job.path, job.params, job.created_by, progress)
+        except (ParseError, FileNotFoundError, ValueError) as exc:
+            ImportJob.objects.filter(pk=job_id).update(
+                state=ImportJob.State.FAILED, message=str(exc), finished_at=timezone.now()
+            )
+            logger.warning("import %s failed: %s", job_id, exc)
+            return ImportJob.State.FAILED
     ImportJob.objects.filter(pk=job_id).update(
-        state=ImportJob.State.SUCCEEDED, report=report, finished_at=timezone.now()
+        state=ImportJob.State.SUCCEEDED,
+        report=report,
+        progress=progress.done,
+        progress_total=progress.total,
+        finished_at=timezone.now(),
     )
     return ImportJob.State.SUCCEEDED
 
 
 def _run(kind: str, path: str, params: dict[str, Any], user: Any, progress: Any) -> dict[str, Any]:
-    from webapp.corpus.importers import import_pubtator
+    from webapp.corpus.formats.services import import_documents
     from webapp.vocab.importers import import_dictionary
 
     if kind == "dictionary":
         report = import_dictionary(path, user=user, progress=progress, **params)
     elif kind == "documents":
-        report = import_pubtator(path, progress=progress, **params)
+        params = dict(params)
+        fmt = params.pop("format", None) or "pubtator"
+        report = import_documents(path, fmt, progress=progress, **params)
     else:
         raise ValueError(f"unknown import kind {kind!r}")
     return _jsonable(dataclasses.asdict(report))

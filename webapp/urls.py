@@ -6,6 +6,7 @@ from webapp.core import views as core_views
 urlpatterns = [
     path("", core_views.home, name="home"),
     path("healthz", core_views.healthz, name="healthz"),
+    path("imports/", core_views.import_jobs, name="import-jobs"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
     path("dictionaries/", include("webapp.vocab.urls")),

@@ -24,6 +24,9 @@ class ImportJob(models.Model):
     params = models.JSONField(default=dict, blank=True, help_text="Keyword arguments of the importer.")
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
     progress = models.PositiveIntegerField(default=0, help_text="Records read so far.")
+    progress_total = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Records the file holds, as estimated before reading it; empty if unknown."
+    )
     message = models.TextField(blank=True, help_text="The error, naming file and line, when the import failed.")
     report = models.JSONField(default=dict, blank=True)
     worker = models.CharField(max_length=200, blank=True)
@@ -37,3 +40,24 @@ class ImportJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} import {self.path} ({self.state})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.state in (self.State.QUEUED, self.State.RUNNING)
+
+    @property
+    def target(self) -> str:
+        """The slug of the collection or dictionary the file goes into."""
+        return str(self.params.get("collection_slug") or self.params.get("dictionary_slug") or "")
+
+    @property
+    def summary(self) -> str:
+        """The importer's one-line account of a finished import."""
+        return str(self.report.get("message", ""))
+
+    @property
+    def percent(self) -> int | None:
+        """Progress in percent where the total is known (an estimate, so capped at 100)."""
+        if not self.progress_total:
+            return None
+        return min(100, round(100 * self.progress / self.progress_total))

@@ -2,10 +2,14 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
+from django_htmx.http import HttpResponseStopPolling
 
+from webapp.core.decorators import admin_required
 from webapp.core.health import run_checks
+from webapp.core.models import ImportJob
 from webapp.core.roles import is_curator
 from webapp.corpus.selectors import collection_summaries
 from webapp.vocab.selectors import dictionary_summaries
@@ -36,3 +40,23 @@ def home(request: HttpRequest) -> HttpResponse:
         "decided_count": sum(c.progress.decided for c in collections),
     }
     return render(request, "core/home.html", context)
+
+
+IMPORT_JOBS_SHOWN = 100
+
+
+@require_GET
+@admin_required
+def import_jobs(request: HttpRequest) -> HttpResponse:
+    """Import jobs, newest first; the table polls itself while a job is queued or running."""
+    context = {
+        "jobs": ImportJob.objects.select_related("created_by")[:IMPORT_JOBS_SHOWN],
+        "active": ImportJob.objects.filter(state__in=[ImportJob.State.QUEUED, ImportJob.State.RUNNING]).exists(),
+    }
+    if request.htmx and not request.htmx.history_restore_request and request.htmx.target == "import-jobs":
+        fragment = "core/import_list.html#import-jobs"
+        if not context["active"]:
+            # 286: htmx swaps in this last table and stops polling.
+            return HttpResponseStopPolling(render_to_string(fragment, context, request))
+        return render(request, fragment, context)
+    return render(request, "core/import_list.html", context)
