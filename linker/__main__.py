@@ -19,11 +19,11 @@ from linker.dictionary import NameTable
 from linker.encoders.transformer import TransformerEncoder
 from linker.evaluate import evaluate_linking
 from linker.index import IndexConfig
-from linker.linker import Linker, LinkerConfig, annotation_counts
+from linker.linker import Linker, LinkerConfig
+from linker.methods.biosyn import BioSynRecipeConfig
 from linker.retrieval import Mode, RetrievalConfig
 from linker.text import Preprocessor, TextConfig
-from linker.train import SCOPE_DEFAULTS, SCOPES, BioSynConfig, SynonymPretrainConfig, resolve_scope
-from linker.train import TrainerConfig as TrainerConfigDefaults
+from linker.train import SCOPES, BioSynConfig, TrainerConfig
 
 __all__ = ["build_index_main", "train_main", "evaluate_main", "link_main", "main"]
 
@@ -89,77 +89,27 @@ def train_main(
     dictionary: str | Path,
     train: Sequence[str | Path],
     out: str | Path,
+    config: BioSynRecipeConfig | None = None,
     mention_types: set[str] | None = None,
     base_model: str | Path | None = None,
-    biosyn: BioSynConfig | None = None,
-    pretrain: SynonymPretrainConfig | None = None,
-    skip_pretrain: bool = False,
     log_file: str | Path | None = None,
-    max_queries: int = 0,
-    prior_weight: float = 1e-3,
-    layers: Sequence[int] | None = None,
 ) -> dict[str, Any]:
-    """Synonym pre-training, then BioSyn, then an artifact with the training mentions merged in.
-
-    ``layers`` keeps those base-model layers (the ``student`` scope passes :data:`STUDENT_LAYERS`)."""
-    import torch
-
-    from linker.biosyn import make_training_queries, train_biosyn
-    from linker.pretrain import pretrain_synonyms
+    """The files as the recipe's inputs, then :func:`linker.recipe.train` (BioSyn): an artifact folder with
+    the training mentions merged in, and its report."""
     from linker.protocol import training_pairs
-    from linker.sparse import SparseEncoder
+    from linker.recipe import TrainingCallbacks, TrainingInputs, prior_counts
+    from linker.recipe import train as train_recipe
 
-    biosyn = biosyn or BioSynConfig()
-    pretrain = pretrain or SynonymPretrainConfig()
-    torch.set_num_threads(biosyn.num_threads)
-    if biosyn.train_scope != "head":
-        # Features are cached only for a frozen transformer; a fine-tuned one is encoded afresh.
-        biosyn.feature_cache = pretrain.feature_cache = None
-    elif biosyn.feature_cache is None:
-        biosyn.feature_cache = pretrain.feature_cache
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    callback = _log_to(log_file)
-    text_cfg = TextConfig()
-    table = NameTable.from_records(iter_dictionary(dictionary), text_cfg)
-    train_docs = _read_docs(train)
-    pairs = training_pairs(train_docs, table, Preprocessor(text_cfg), mention_types)
-    counts = annotation_counts(train_docs, table, mention_types)
-    encoder = TransformerEncoder(base_model or None, max_length=biosyn.max_length, layers=layers)
-    report: dict[str, Any] = {"dictionary": str(dictionary), "train": [str(t) for t in train],
-                              "training_pairs": len(pairs), "scope": biosyn.train_scope,
-                              "encoder_layers": encoder.num_layers}
-    t0 = time.perf_counter()
-    if not skip_pretrain:
-        report["pretrain"] = pretrain_synonyms(encoder, table, pretrain, on_step=callback, on_epoch_end=callback)
-    report["pretrain_s"] = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    sparse = SparseEncoder().fit(table.names)
-    queries = make_training_queries(pairs, table, dedupe=biosyn.dedupe_queries)
-    if max_queries:
-        queries = queries[:max_queries]
-    report["training_queries"] = len(queries)
-    model, history = train_biosyn(encoder, table, sparse, queries, biosyn, checkpoint_dir=out / "checkpoints",
-                                  on_step=callback, on_epoch_end=callback)
-    report["biosyn"] = history
-    report["biosyn_s"] = time.perf_counter() - t1
-    report["train_total_s"] = time.perf_counter() - t0
-    sparse_weight = float(model.sparse_weight.detach())
-    report["sparse_weight"] = sparse_weight
-    merged = table.add(pairs)
-    t2 = time.perf_counter()
-    linker = Linker.build(
-        table,
-        encoder,
-        LinkerConfig(text=text_cfg, retrieval=RetrievalConfig(sparse_weight=sparse_weight, dense_scale=biosyn.dense_scale,
-                                                              prior_weight=prior_weight)),
-        metadata={"training": report, "merged_train_names": len(merged)},
-        feature_cache=biosyn.feature_cache,
+    table = NameTable.from_records(iter_dictionary(dictionary), TextConfig())
+    docs = _read_docs(train)
+    inputs = TrainingInputs(
+        table=table, pairs=training_pairs(docs, table, Preprocessor(table.cfg), mention_types),
+        concept_counts=prior_counts(docs, table, mention_types), out=Path(out), base_model=base_model,
+        metadata={"dictionary": str(dictionary), "train": [str(t) for t in train]},
     )
-    linker.set_concept_prior(counts)
-    report["index_build_s"] = time.perf_counter() - t2
-    linker.save(out)
-    (out / "training_report.json").write_text(json.dumps(report, indent=2) + "\n")
+    log = _log_to(log_file)
+    callbacks = TrainingCallbacks(on_step=log, on_epoch_end=log, on_phase=lambda name: log({"phase": name}))
+    _, report = train_recipe("biosyn", inputs, config or BioSynRecipeConfig(), callbacks)
     return report
 
 
@@ -224,6 +174,19 @@ def link_main(artifact: str | Path, inputs: Sequence[str | Path], output: TextIO
     return written
 
 
+def _train_config(args: argparse.Namespace) -> BioSynRecipeConfig:
+    """The train sub-command's flags; those not given take the scope's defaults (linker.train.SCOPE_DEFAULTS)."""
+    defaults = BioSynConfig()
+    return BioSynRecipeConfig(
+        biosyn=BioSynConfig(num_threads=args.threads, topk=args.topk or defaults.topk,
+                            batch_size=args.batch_size or defaults.batch_size),
+        scope=args.scope, epochs=args.epochs, lr=args.lr, pretrain_epochs=args.pretrain_epochs,
+        pretrain_max_pairs=args.pretrain_pairs, skip_pretrain=args.skip_pretrain, max_queries=args.max_queries,
+        prior_weight=args.prior_weight, device=args.device or None, feature_cache=args.feature_cache,
+        layers=tuple(int(x) for x in args.layers.split(",")) if args.layers else None,
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     parser = argparse.ArgumentParser(prog="python -m linker", description=__doc__)
@@ -254,11 +217,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     t.add_argument("--scope", choices=["auto", *SCOPES], default="auto",
                    help="full: the paper (GPU); student: the paper on a 3-layer student of the base model (CPU); "
                         "head: frozen transformer + projection head; auto: full on CUDA, else student")
-    t.add_argument("--threads", type=int, default=TrainerConfigDefaults.num_threads)
+    t.add_argument("--threads", type=int, default=TrainerConfig.num_threads)
     t.add_argument("--feature-cache", default="var/cache/features", help="folder for frozen-transformer features")
     t.add_argument("--layers", help="keep these base-model layers, e.g. 0,2,5 (default: the scope's)")
     t.add_argument("--lr", type=float, help="transformer learning rate (default: the scope's)")
     t.add_argument("--pretrain-epochs", type=int, help="default: the scope's")
+    t.add_argument("--topk", type=int, help=f"BioSyn candidates per query (default {BioSynConfig.topk}, the paper's)")
+    t.add_argument("--batch-size", type=int, help=f"BioSyn queries per batch (default {BioSynConfig.batch_size})")
+    t.add_argument("--prior-weight", type=float, default=1e-3, help="weight of the concept prior log(1 + n)")
+    t.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if there is one)")
 
     e = sub.add_parser("evaluate", help="Acc@k of an artifact on PubTator gold mentions")
     e.add_argument("--artifact", required=True)
@@ -278,22 +245,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        _types(args.mention_types), args.index, args.sparse_weight,
                                        sparse_only=args.sparse_only, quantize=args.quantize)
     elif args.command == "train":
-        scope = resolve_scope(args.scope)
-        defaults = SCOPE_DEFAULTS[scope]
-
-        def given(value: Any, default: Any) -> Any:
-            return default if value is None else value
-
-        layers = [int(x) for x in args.layers.split(",")] if args.layers else defaults.layers
-        result = train_main(args.dictionary, args.train, args.out, _types(args.mention_types), args.base_model,
-                            BioSynConfig(epochs=given(args.epochs, defaults.epochs), lr=given(args.lr, defaults.lr),
-                                         train_scope=scope, num_threads=args.threads,
-                                         feature_cache=args.feature_cache),
-                            SynonymPretrainConfig(max_pairs=given(args.pretrain_pairs, defaults.pretrain_max_pairs),
-                                                  epochs=given(args.pretrain_epochs, defaults.pretrain_epochs),
-                                                  train_scope=scope, num_threads=args.threads,
-                                                  feature_cache=args.feature_cache),
-                            args.skip_pretrain, args.log, args.max_queries, layers=layers)
+        result = train_main(args.dictionary, args.train, args.out, _train_config(args), _types(args.mention_types),
+                            args.base_model, args.log)
         result = {k: v for k, v in result.items() if k not in ("pretrain", "biosyn")} | {
             "biosyn_last_epoch": result["biosyn"][-1] if result["biosyn"] else None}
     elif args.command == "evaluate":

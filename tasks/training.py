@@ -2,13 +2,17 @@
 
 ``acks_late=True`` with ``reject_on_worker_lost=False``: the message is acknowledged only once the task
 returns, so a worker whose *main* process dies (SIGKILL, machine lost) leaves the message unacknowledged and
-the broker re-delivers it; :func:`webapp.training.runs.run_training` then finds the run already started
+the broker re-delivers it; :func:`webapp.training.execution.run_training` then finds the run already started
 (failed by the stale-heartbeat sweep, or still beating elsewhere) and does nothing, so a run is never trained
 twice. When only the pool's child process dies (OOM killer, hard time limit) Celery would re-queue the message
 if ``reject_on_worker_lost`` were true: a job that kills its process every time would then loop forever, hours
 of GPU each. With it false the task is failed and acknowledged, and the run is failed by the heartbeat sweep
 with "worker lost"; an admin starts a new run deliberately. The soft time limit ends a run ``failed`` with
 "time limit exceeded"; the hard limit (one minute later) is the sweep's case.
+
+The sweep (:func:`webapp.training.runs.recover_stale_runs`) runs in the workers only: when a worker starts,
+and every minute as :func:`sweep_stale_runs` on the beat schedule (``webapp.celery``), on the default queue
+so that a gpu worker busy with a long run does not hold it up.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import logging
 from typing import Any
 
 from celery import shared_task
-from celery.signals import worker_ready, worker_shutdown
+from celery.signals import worker_ready
 from django.conf import settings
 
 from tasks import RETRY_OPTIONS
@@ -25,7 +29,6 @@ from tasks import RETRY_OPTIONS
 logger = logging.getLogger(__name__)
 
 TIME_LIMIT_S = int(settings.CELERY_TASK_TIME_LIMIT)
-_sweeper: list[Any] = []
 
 
 @shared_task(
@@ -38,7 +41,7 @@ _sweeper: list[Any] = []
     **RETRY_OPTIONS,
 )
 def train_task(self: Any, run_id: int) -> str:
-    from webapp.training.runs import run_training
+    from webapp.training.execution import run_training
 
     return run_training(run_id, task_id=self.request.id or "")
 
@@ -57,12 +60,20 @@ def evaluate_task(evaluation_id: int) -> str:
     return run_evaluation(evaluation_id)
 
 
+@shared_task(name="tasks.training.sweep_stale_runs", ignore_result=True, **RETRY_OPTIONS)
+def sweep_stale_runs() -> list[int]:
+    """Fail the running runs whose worker stopped beating (periodic: see ``webapp.celery``)."""
+    from webapp.training.runs import recover_stale_runs
+
+    return recover_stale_runs()
+
+
 @worker_ready.connect
 def _recover_on_start(**_: Any) -> None:
     """A worker that starts (perhaps after its predecessor was killed) fails the runs nobody is running."""
     from django.db import connection
 
-    from webapp.training.runs import StaleRunSweeper, recover_stale_runs
+    from webapp.training.runs import recover_stale_runs
 
     try:
         recover_stale_runs()
@@ -70,13 +81,3 @@ def _recover_on_start(**_: Any) -> None:
         logger.exception("stale training run recovery failed")
     finally:
         connection.close()
-    if not _sweeper:
-        sweeper = StaleRunSweeper()
-        sweeper.start()
-        _sweeper.append(sweeper)
-
-
-@worker_shutdown.connect
-def _stop_sweeper(**_: Any) -> None:
-    for sweeper in _sweeper:
-        sweeper.stopped.set()

@@ -1,6 +1,8 @@
-"""The Celery app: queues ``default`` (imports, linking) and ``gpu`` (training, index builds).
+"""The Celery app: queues ``default`` (imports, linking, housekeeping) and ``gpu`` (training, index builds).
 
-Tasks live in the top-level ``tasks`` package, take ids, and call service functions.
+Tasks live in the top-level ``tasks`` package, take ids, and call service functions. The beat schedule
+(run by exactly one process: the launcher's worker with ``-B``, the ``beat`` service in docker/compose.yml)
+queues the periodic housekeeping: the sweep that fails training runs whose worker died.
 """
 
 from __future__ import annotations
@@ -12,9 +14,24 @@ from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
+SWEEP_EVERY_S = 60.0  # a dead worker's run is failed within STALE_AFTER (webapp.training.models) + this
+
 app = Celery("workbench")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.task_queues = (Queue("default"), Queue("gpu"))
-app.conf.task_routes = {"tasks.training.*": {"queue": "gpu"}, "tasks.indexing.*": {"queue": "gpu"}}
+# Exact names win over patterns: the sweep must not wait behind a long run on the gpu queue.
+app.conf.task_routes = {
+    "tasks.training.sweep_stale_runs": {"queue": "default"},
+    "tasks.training.*": {"queue": "gpu"},
+    "tasks.indexing.*": {"queue": "gpu"},
+}
+app.conf.beat_schedule = {
+    "sweep-stale-training-runs": {
+        "task": "tasks.training.sweep_stale_runs",
+        "schedule": SWEEP_EVERY_S,
+        # A sweep nobody ran within its minute is superseded by the next one.
+        "options": {"queue": "default", "expires": SWEEP_EVERY_S},
+    },
+}
 # Explicit task modules: the tasks package sits outside the Django apps, so autodiscovery would miss it.
 app.conf.include = ["tasks.health", "tasks.imports", "tasks.indexing", "tasks.curation", "tasks.training"]

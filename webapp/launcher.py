@@ -5,7 +5,7 @@
 
 With no DATABASE_URL / CELERY_BROKER_URL it starts (or reuses) the embedded PostgreSQL and Redis, migrates,
 loads the demo data (or imports a data folder), makes sure an admin account exists, starts one Celery
-worker (queues default and gpu) and the web server, prints the URL and the admin login, and stops the
+worker (queues default and gpu, with the beat schedule embedded) and the web server, prints the URL and the admin login, and stops the
 worker and the web server on Ctrl-C.
 """
 
@@ -135,7 +135,9 @@ def run(data: Path | None, host: str, port: int, workers: int) -> int:
     logs.mkdir(exist_ok=True)
     python = sys.executable
     worker = subprocess.Popen(
-        [python, "-m", "celery", "-A", "webapp", "worker", "-Q", "default,gpu", "-c", "1", "-n", "worker@%h", "--loglevel", "INFO"],
+        # -B: the one worker also runs the beat schedule (webapp.celery: the stale training run sweep).
+        [python, "-m", "celery", "-A", "webapp", "worker", "-Q", "default,gpu", "-c", "1", "-n", "worker@%h", "-B",
+         "-s", str(embedded.data_dir() / "celerybeat-schedule"), "--loglevel", "INFO"],
         cwd=PROJECT_ROOT,
         stdout=open(logs / "worker.log", "ab"),
         stderr=subprocess.STDOUT,

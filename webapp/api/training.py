@@ -16,8 +16,9 @@ from rest_framework.response import Response
 from webapp.api.permissions import IsAdmin
 from webapp.api.views import RejectNulMixin
 from webapp.corpus.models import Collection
+from webapp.training.errors import RunError
 from webapp.training.models import TrainingRun
-from webapp.training.runs import RunError, cancel_run, start_run
+from webapp.training.runs import cancel_run, start_run
 from webapp.vocab.models import Dictionary
 
 

@@ -3,14 +3,18 @@
 Pairs come from the gold links of the chosen collections and from curator accepts and relinks made up to the
 run's ``snapshot_at`` (undone ones excluded); rejected candidates are kept as hard negatives. The snapshot is
 written once, as :class:`TrainingExample` rows, so it records which decisions trained which model.
+:func:`training_inputs` turns it into the linker recipe's plain inputs.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from django.db import transaction
 
 from linker.data import GoldMention, PubTatorDocument
 from linker.dictionary import NameTable
+from linker.recipe import TrainingInputs, prior_counts
 from linker.text import Preprocessor, TextConfig
 from webapp.corpus.models import Document, Link
 from webapp.curation.models import Decision, HardNegative
@@ -109,3 +113,17 @@ def build_snapshot(run: TrainingRun, table: NameTable | None = None) -> list[Tra
             raise RunError("no training pairs: the collections have no gold links to this dictionary's concepts "
                            "and no curator decisions were made")
         return TrainingExample.objects.bulk_create(unique, batch_size=2000)
+
+
+def training_inputs(run: TrainingRun, table: NameTable, examples: list[TrainingExample], out: Path) -> TrainingInputs:
+    """The snapshot as the recipe's inputs: its (text, concept) pairs, and the concept prior counted the
+    recipe's one way (:func:`linker.recipe.prior_counts`) over the collections' gold mentions plus one per
+    curated pair."""
+    positives = [ex for ex in examples if not ex.negative]
+    docs = gold_documents(list(run.collections.values_list("pk", flat=True)))
+    curated = [ex.concept_id for ex in positives if ex.source == TrainingExample.Source.CURATOR]
+    return TrainingInputs(
+        table=table, pairs=[(ex.text, ex.concept_id) for ex in positives],
+        concept_counts=prior_counts(docs, table, curated=curated), out=out, base_model=run.base_model or None,
+        metadata={"training_run": run.pk},
+    )

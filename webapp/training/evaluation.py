@@ -9,8 +9,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from webapp.corpus.models import Collection
 from webapp.core.queue import QueueUnavailable, enqueue
+from webapp.corpus.models import Collection
 from webapp.training.dataset import gold_documents
 from webapp.training.errors import RunError
 from webapp.training.models import Evaluation, IndexVersion

@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 
 from webapp.corpus.models import Collection
-from webapp.training.runs import default_params
+from webapp.training.params import default_params
 from webapp.vocab.models import Dictionary
 
 DEFAULTS = default_params()

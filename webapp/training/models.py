@@ -7,9 +7,13 @@ database; activation is one atomic switch (webapp.training.services.activate_ind
 
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
+
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 from django.db.models import Q
+from django.utils import timezone
 
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
@@ -79,12 +83,32 @@ class IndexVersion(models.Model):
         return f"{self.dictionary.slug}@{self.dictionary_version.release}/{encoder}/index-{self.pk}"
 
 
+# A running run whose heartbeat is older than this has lost its worker (the worker beats every 5 s).
+STALE_AFTER = timedelta(seconds=120)
+LOG_TAIL_LINES = 40
+CANCELLED_BY_ADMIN = "cancelled by an admin"
+
+
+def append_log(log: str, line: str) -> str:
+    """``log`` with a time-stamped ``line`` added, keeping the last :data:`LOG_TAIL_LINES` lines."""
+    lines = (log.splitlines() if log else []) + [f"{timezone.now():%H:%M:%S} {line}"]
+    return "\n".join(lines[-LOG_TAIL_LINES:])
+
+
+class TrainingRunQuerySet(models.QuerySet["TrainingRun"]):
+    def stale(self, stale_after: timedelta = STALE_AFTER) -> TrainingRunQuerySet:
+        """Running runs without a heartbeat for ``stale_after``: their worker was killed or crashed."""
+        return self.filter(state=TrainingRun.State.RUNNING, heartbeat_at__lt=timezone.now() - stale_after)
+
+
 class TrainingRun(models.Model):
     """One training job run by a worker on the gpu queue: its inputs, live progress and results.
 
-    The task takes this row's id. ``heartbeat_at`` is refreshed by the worker while the run is alive, so a run
-    whose worker was killed is recognised (:func:`webapp.training.runs.recover_stale_runs`) and never stays
-    ``running``. The training data are recorded as :class:`TrainingExample` rows (the snapshot).
+    The task takes this row's id. Its life: ``queued`` -> :meth:`start` -> ``running`` -> :meth:`finish`
+    (``succeeded``), :meth:`fail` or :meth:`stop_cancelled`; :meth:`cancel` is an admin's request.
+    ``heartbeat_at`` is refreshed by the worker while the run is alive, so a run whose worker was killed is
+    found by ``TrainingRun.objects.stale()`` (swept by the workers, :func:`webapp.training.runs.recover_stale_runs`)
+    and never stays ``running``. The training data are recorded as :class:`TrainingExample` rows (the snapshot).
     """
 
     class Method(models.TextChoices):
@@ -98,6 +122,7 @@ class TrainingRun(models.Model):
         CANCELLED = "cancelled", "Cancelled"
 
     TERMINAL_STATES = (State.SUCCEEDED, State.FAILED, State.CANCELLED)
+    UNFINISHED_STATES = (State.QUEUED, State.RUNNING)
 
     dictionary = models.ForeignKey(Dictionary, on_delete=models.CASCADE, related_name="training_runs")
     collections = models.ManyToManyField(
@@ -134,6 +159,8 @@ class TrainingRun(models.Model):
     index_version = models.ForeignKey(IndexVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="training_runs")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
+    objects = TrainingRunQuerySet.as_manager()
+
     class Meta:
         ordering = ["-queued_at", "-id"]
         indexes = [models.Index(fields=["state", "heartbeat_at"], name="trainingrun_state_heartbeat")]
@@ -144,6 +171,81 @@ class TrainingRun(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.state in self.TERMINAL_STATES
+
+    # --- the life of a run: every change of state goes through these ------------------------------------
+
+    def start(self, worker: str, device: str, task_id: str = "") -> bool:
+        """``queued`` -> ``running`` under a row lock. True for the one caller that started it; a re-delivered
+        or duplicate task gets False (``self.state`` then says what it found)."""
+        with transaction.atomic():
+            locked = TrainingRun.objects.select_for_update().get(pk=self.pk)
+            if locked.state == self.State.QUEUED:
+                now = timezone.now()
+                locked.state, locked.started_at, locked.heartbeat_at = self.State.RUNNING, now, now
+                locked.worker, locked.device, locked.task_id = worker, device, task_id or locked.task_id
+                locked.phase = "snapshot"
+                locked.save(update_fields=["state", "started_at", "heartbeat_at", "worker", "device", "task_id", "phase"])
+                started = True
+            else:
+                started = False
+        self.refresh_from_db()
+        return started
+
+    def finish(self, encoder: EncoderModel, index_version: IndexVersion, metrics: dict[str, Any]) -> None:
+        """``running`` -> ``succeeded`` with the trained encoder and its index. The caller holds the row lock
+        (``select_for_update`` in its transaction) and created the two rows in that same transaction."""
+        if self.state != self.State.RUNNING:
+            raise ValueError(f"training run {self.pk} is {self.state}, not running")
+        self.state = self.State.SUCCEEDED
+        self.finished_at = timezone.now()
+        self.encoder, self.index_version = encoder, index_version
+        self.metrics = metrics
+        self.fraction, self.phase = 1.0, "done"
+        self.log_tail = append_log(self.log_tail, f"succeeded: encoder {encoder.name}, index {index_version.pk}")
+        self.save()
+
+    def fail(self, reason: str, log_tail: str | None = None) -> bool:
+        """An unfinished run ends ``failed`` with the reason (added to ``log_tail``, the worker's log when it
+        passes one, else the row's); False when it had ended already."""
+        return self._end(self.State.FAILED, reason, log_tail)
+
+    def stop_cancelled(self, log_tail: str | None = None) -> bool:
+        """``running`` -> ``cancelled``: the worker stopped at an admin's request."""
+        return self._end(self.State.CANCELLED, CANCELLED_BY_ADMIN, log_tail)
+
+    def _end(self, state: str, reason: str, log_tail: str | None) -> bool:
+        # One conditional UPDATE: a run failed by the sweep (or cancelled) meanwhile keeps its first ending.
+        tail = log_tail if log_tail is not None else append_log(self.log_tail, reason)
+        now = timezone.now()
+        ended = TrainingRun.objects.filter(pk=self.pk, state__in=self.UNFINISHED_STATES).update(
+            state=state, error=reason, finished_at=now, log_tail=tail
+        )
+        if ended:
+            self.state, self.error, self.finished_at, self.log_tail = state, reason, now, tail
+        return bool(ended)
+
+    def cancel(self) -> bool:
+        """An admin's request, under a row lock: a queued run is cancelled at once (True: revoke its task);
+        a running one is asked to stop at its next progress report; a finished one stays as it is."""
+        with transaction.atomic():
+            locked = TrainingRun.objects.select_for_update().get(pk=self.pk)
+            revoke = locked.state == self.State.QUEUED
+            if revoke:
+                locked.state, locked.finished_at = self.State.CANCELLED, timezone.now()
+                locked.error = "cancelled before it started"
+                locked.cancel_requested = True
+                locked.save(update_fields=["state", "finished_at", "error", "cancel_requested"])
+            elif locked.state == self.State.RUNNING:
+                locked.cancel_requested = True
+                locked.save(update_fields=["cancel_requested"])
+        self.refresh_from_db()
+        return revoke
+
+    def lost_reason(self) -> str:
+        """Why a stale run failed: where it was and on which worker."""
+        seen = self.heartbeat_at.isoformat(timespec="seconds") if self.heartbeat_at else "never"
+        return (f"worker lost (killed or crashed) at {self.phase or 'start'} step {self.step}/{self.total_steps}, "
+                f"epoch {self.epoch}/{self.epochs}, on {self.worker or 'an unknown host'}; last heartbeat {seen}")
 
 
 class TrainingExample(models.Model):

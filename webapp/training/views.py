@@ -12,10 +12,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from webapp.core.decorators import admin_required
 from webapp.corpus.models import Collection
+from webapp.training.errors import RunError
 from webapp.training.evaluation import start_evaluation
 from webapp.training.forms import StartRunForm
 from webapp.training.models import Evaluation, IndexVersion, TrainingRun
-from webapp.training.runs import RunError, cancel_run, recover_stale_runs, start_run
+from webapp.training.runs import cancel_run, start_run
 from webapp.training.services import ActivationError, promote_index
 
 CURVE_WIDTH, CURVE_HEIGHT = 600, 160
@@ -54,7 +55,6 @@ def loss_curve(history: list[dict[str, Any]], width: int = CURVE_WIDTH, height: 
 @require_GET
 @admin_required
 def run_list(request: HttpRequest) -> HttpResponse:
-    recover_stale_runs()
     runs = TrainingRun.objects.select_related("dictionary", "encoder", "index_version", "eval_collection", "created_by")
     rows = [(run, run.metrics.get("acc@1"), run.metrics.get("acc@5")) for run in runs[:200]]
     return render(request, "training/run_list.html", {"rows": rows})
@@ -80,7 +80,6 @@ def run_start(request: HttpRequest) -> HttpResponse:
 @require_GET
 @admin_required
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    recover_stale_runs()
     run = get_object_or_404(
         TrainingRun.objects.select_related("dictionary", "encoder", "index_version", "eval_collection", "created_by"), pk=pk
     )

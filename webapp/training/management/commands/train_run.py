@@ -9,8 +9,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from webapp.corpus.models import Collection
+from webapp.training.errors import RunError
+from webapp.training.execution import run_training
 from webapp.training.models import TrainingRun
-from webapp.training.runs import RunError, run_training, start_run
+from webapp.training.runs import start_run
 from webapp.vocab.models import Dictionary
 
 

@@ -1,0 +1,89 @@
+"""What every training method shares: its plain-data inputs, its callbacks, and its entry in the table.
+
+A method is a :class:`Method`: a name, the dataclass of its configuration, and a function that trains into a
+folder and returns its report. :mod:`linker.recipe` keeps the table of methods and publishes the folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from linker.data import PubTatorDocument
+from linker.dictionary import NameTable
+from linker.linker import Linker, annotation_counts
+from linker.train import ProgressCallback
+
+__all__ = ["TrainingInputs", "TrainingCallbacks", "Method", "Report", "prior_counts"]
+
+Report = dict[str, Any]
+C = TypeVar("C")
+
+
+@dataclass(frozen=True)
+class TrainingInputs:
+    """Plain data in: the dictionary, the training pairs, the prior's evidence, where the artifact goes.
+
+    ``pairs`` are (normalised mention text, concept id); ``concept_counts`` are made by :func:`prior_counts`;
+    ``metadata`` (JSON-able: the files or the run it came from) is copied into the artifact and the report.
+    """
+
+    table: NameTable
+    pairs: Sequence[tuple[str, str]]
+    concept_counts: Mapping[str, int]
+    out: Path
+    base_model: str | Path | None = None  # a local Hugging Face folder; None: the default base model
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TrainingCallbacks:
+    """Progress out, all optional. ``on_step``/``on_epoch_end`` get the trainer's progress dicts
+    (:mod:`linker.train`); ``on_phase`` a phase name; ``on_log`` a line for a human; ``evaluate`` scores the
+    built linker before the artifact is published (its figures become ``report["metrics"]``)."""
+
+    on_step: ProgressCallback | None = None
+    on_epoch_end: ProgressCallback | None = None
+    on_phase: Callable[[str], None] | None = None
+    on_log: Callable[[str], None] | None = None
+    evaluate: Callable[[Linker], dict[str, float]] | None = None
+
+    def phase(self, name: str) -> None:
+        if self.on_phase is not None:
+            self.on_phase(name)
+
+    def log(self, line: str) -> None:
+        if self.on_log is not None:
+            self.on_log(line)
+
+
+@dataclass(frozen=True)
+class Method(Generic[C]):
+    """One row of the table: ``train(inputs, config, callbacks, folder)`` writes a complete artifact into
+    ``folder`` (config.json and the rest; checkpoints under ``folder / "checkpoints"``) and returns the
+    report; :func:`linker.recipe.train` publishes the folder."""
+
+    name: str
+    config_class: type[C]
+    train: Callable[[TrainingInputs, C, TrainingCallbacks, Path], Report]
+    description: str = ""
+
+
+def prior_counts(
+    docs: Iterable[PubTatorDocument],
+    table: NameTable,
+    mention_types: set[str] | None = None,
+    curated: Iterable[str] = (),
+) -> dict[str, int]:
+    """The concept prior's evidence, one definition for every caller: how many training mentions are
+    annotated with each (primary) concept. Every gold mention counts, repeats included (a composite mention
+    counts once for each of its concepts), and each curated mention (a curator's accept or relink, given
+    here by its concept id) counts once more. Ids outside ``table`` count nothing."""
+    counts = annotation_counts(docs, table, mention_types)
+    for cid in curated:
+        primary = table.resolve_id(cid)
+        if primary:
+            counts[primary] = counts.get(primary, 0) + 1
+    return counts

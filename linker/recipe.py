@@ -1,0 +1,90 @@
+"""Training recipes: ``train(method, inputs, config, callbacks) -> (artifact folder, report)``.
+
+``python -m linker train`` and the web app's training runs both call :func:`train` and nothing else for the
+ML; they differ only in how they gather the inputs (files, or a run's snapshot of the database).
+
+The table: :data:`METHODS` maps a name to a :class:`~linker.methods.base.Method` (its config dataclass and
+its train function); :func:`register` adds one. BioSyn is registered here; a new method is a module under
+``linker/methods/`` and one ``register`` line below.
+
+The concept prior has one definition (:func:`~linker.methods.base.prior_counts`): the number of training
+mentions annotated with each concept, every gold mention counting (repeats included) and each curated
+mention counting once more; the retriever scores ``prior_weight * log(1 + n)``.
+
+Publishing: the method writes into ``<out>.partial``; :func:`train` adds ``training_report.json``, removes
+the checkpoints and renames the folder to ``out``, so the artifact appears complete or not at all (a
+failed or cancelled training leaves neither folder).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs, prior_counts
+from linker.methods.biosyn import BIOSYN, HISTORIES, BioSynRecipeConfig
+
+__all__ = [
+    "METHODS", "Method", "Report", "TrainingCallbacks", "TrainingInputs", "BioSynRecipeConfig", "HISTORIES",
+    "get_method", "prior_counts", "register", "train",
+]
+
+METHODS: dict[str, Method[Any]] = {}
+
+
+def register(method: Method[Any]) -> Method[Any]:
+    """Add a method to the table; a name is registered once."""
+    if method.name in METHODS:
+        raise ValueError(f"training method {method.name!r} is already registered")
+    METHODS[method.name] = method
+    return method
+
+
+register(BIOSYN)
+
+
+def get_method(name: str) -> Method[Any]:
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise ValueError(f"unknown training method {name!r}; known: {', '.join(sorted(METHODS))}") from None
+
+
+def train(
+    method: str, inputs: TrainingInputs, config: Any = None, callbacks: TrainingCallbacks | None = None
+) -> tuple[Path, Report]:
+    """Train ``method`` on ``inputs`` into the artifact folder ``inputs.out``; returns it and the report.
+
+    ``config`` is an instance of the method's config class (``None``: its defaults). An existing ``out``
+    is replaced only when it is empty or an earlier artifact (it has a config.json)."""
+    entry = get_method(method)
+    config = entry.config_class() if config is None else config
+    if not isinstance(config, entry.config_class):
+        raise TypeError(f"{method} takes a {entry.config_class.__name__}, not a {type(config).__name__}")
+    out = Path(inputs.out)
+    _check_replaceable(out)
+    partial = out.with_name(out.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    try:
+        report: Report = {"method": entry.name} | entry.train(inputs, config, callbacks or TrainingCallbacks(), partial)
+        _publish(partial, out, report)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return out, report
+
+
+def _check_replaceable(out: Path) -> None:
+    if out.exists() and any(out.iterdir()) and not (out / "config.json").exists():
+        raise FileExistsError(f"{out} exists and is not a linker artifact: refusing to replace it")
+
+
+def _publish(partial: Path, out: Path, report: Report) -> None:
+    shutil.rmtree(partial / "checkpoints", ignore_errors=True)
+    (partial / "training_report.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
+    _check_replaceable(out)
+    shutil.rmtree(out, ignore_errors=True)
+    partial.rename(out)

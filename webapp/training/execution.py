@@ -1,0 +1,115 @@
+"""A training run on a worker: the task body of ``tasks.training.train_task``.
+
+:func:`run_training` starts the run (exactly once: a row lock), records the training snapshot
+(:mod:`webapp.training.dataset`), hands it to the linker's recipe (``linker.recipe.train``, the same call as
+``python -m linker train``) with callbacks that write progress to the row (:mod:`webapp.training.progress`),
+and on success records an :class:`EncoderModel` and a ``ready`` :class:`IndexVersion` in one transaction.
+Any exception ends the run ``failed`` with the reason; a cancel request ends it ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from linker import recipe
+from webapp.training.dataset import build_snapshot, dictionary_table, training_inputs
+from webapp.training.errors import RunCancelled
+from webapp.training.evaluation import evaluate_linker
+from webapp.training.models import CANCELLED_BY_ADMIN, EncoderModel, IndexVersion, TrainingRun
+from webapp.training.params import recipe_config
+from webapp.training.progress import Heartbeat, Reporter
+from webapp.training.runs import recover_stale_runs
+
+logger = logging.getLogger(__name__)
+
+
+def run_training(run_id: int, task_id: str = "") -> str:
+    """Run a queued run to its end; a re-delivered or duplicate task finds it started and does nothing."""
+    recover_stale_runs()
+    run = TrainingRun.objects.get(pk=run_id)
+    if not run.start(worker=socket.gethostname(), device=_device(run.params.get("device", "")), task_id=task_id):
+        return run.state
+    reporter = Reporter(run)
+    heartbeat = Heartbeat(run.pk, reporter.cancel)
+    heartbeat.start()
+    try:
+        folder, report = _train(run, reporter)
+        reporter.flush()
+        return _record(run, folder, report)
+    except RunCancelled:
+        reporter.log(CANCELLED_BY_ADMIN)
+        run.stop_cancelled(reporter.tail)
+        return TrainingRun.State.CANCELLED
+    except Exception as exc:
+        from celery.exceptions import SoftTimeLimitExceeded
+
+        reason = "time limit exceeded" if isinstance(exc, SoftTimeLimitExceeded) else f"{type(exc).__name__}: {exc}"
+        logger.exception("training run %s failed", run.pk)
+        reporter.log(reason)
+        run.fail(reason, reporter.tail)
+        return TrainingRun.State.FAILED
+    finally:
+        heartbeat.stop()
+
+
+def _device(prefer: str) -> str:
+    from linker.train import choose_device
+
+    return str(choose_device(prefer or None))
+
+
+def model_folder(run: TrainingRun) -> Path:
+    return Path(settings.ARTIFACT_ROOT) / "models" / str(run.pk)
+
+
+def _train(run: TrainingRun, reporter: Reporter) -> tuple[Path, dict[str, Any]]:
+    """The snapshot as the recipe's inputs, the params as its config, the reporter as its callbacks."""
+    table = dictionary_table(run)
+    examples = build_snapshot(run, table)
+    reporter.log(f"snapshot: {len(examples)} examples")
+    inputs = training_inputs(run, table, examples, model_folder(run))
+    eval_id = run.eval_collection_id
+    callbacks = recipe.TrainingCallbacks(
+        on_step=reporter.progress, on_epoch_end=reporter.epoch_end, on_phase=reporter.phase, on_log=reporter.log,
+        evaluate=(lambda linker: evaluate_linker(linker, eval_id)) if eval_id else None,
+    )
+    return recipe.train(run.method, inputs, recipe_config(run.params, run.device), callbacks)
+
+
+@transaction.atomic
+def _record(run: TrainingRun, folder: Path, report: dict[str, Any]) -> str:
+    """Record the encoder and its ready index, unless the run was failed or cancelled meanwhile."""
+    locked = TrainingRun.objects.select_for_update().get(pk=run.pk)
+    if locked.state != TrainingRun.State.RUNNING:
+        return locked.state
+    if locked.cancel_requested:
+        raise RunCancelled
+    version = locked.dictionary.latest_version()
+    assert version is not None  # checked when the table was built
+    config = {k: v for k, v in report.items() if k not in (*recipe.HISTORIES, "metrics")} | {"params": locked.params}
+    encoder = EncoderModel.objects.create(
+        name=f"{locked.method}-run-{locked.pk}", method=EncoderModel.Method.BIOSYN,
+        base_model=locked.base_model or _default_base(), config=config, artifact_path=str(folder),
+        created_by=locked.created_by,
+    )
+    payload = json.loads((folder / "config.json").read_text())
+    index = IndexVersion.objects.create(
+        dictionary=locked.dictionary, dictionary_version=version, encoder=encoder, artifact_path=str(folder),
+        state=IndexVersion.State.READY, name_count=int(payload.get("names", 0)),
+        concept_count=int(payload.get("concepts", 0)), created_by=locked.created_by,
+    )
+    locked.finish(encoder, index, report.get("metrics", {}))
+    return locked.state
+
+
+def _default_base() -> str:
+    from linker.encoders.transformer import default_base_model
+
+    return str(default_base_model())

@@ -1,0 +1,97 @@
+"""A training run's parameters: the defaults, checking what an admin asked for, and the linker config.
+
+``params`` (a JSON object on the run) holds the BioSyn hyperparameters of :class:`linker.train.BioSynConfig`
+and the run options of :data:`RUN_OPTIONS`. The scope-dependent ones (:data:`SCOPE_DEPENDENT`) are 0 unless
+the admin set them, meaning "the scope's default": the worker's recipe resolves them once it knows its device.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from linker.recipe import BioSynRecipeConfig
+from linker.train import SCOPE_DEFAULTS, SCOPES, BioSynConfig
+from webapp.training.errors import RunError
+
+# Run-level options kept in ``params`` next to the BioSyn hyperparameters.
+RUN_OPTIONS: dict[str, Any] = {
+    "train_scope": "auto",  # auto: "full" (the paper) on a GPU, "student" (3-layer student) on a CPU
+    "skip_pretrain": False,  # SapBERT-style synonym pre-training over the dictionary first
+    "pretrain_epochs": 0,  # 0: the scope's default (linker.train.SCOPE_DEFAULTS)
+    "pretrain_max_pairs": 0,  # 0: the scope's default
+    "max_queries": 0,  # train on the first N queries only (0: all); smoke runs
+    "prior_weight": 1e-3,
+    "device": "",  # empty: cuda if the worker has one, else cpu
+    "step_delay_s": 0.0,  # sleep in every progress report: lets tests kill a worker mid-run; keep 0
+}
+_NOT_PARAMS = {"feature_cache", "progress_bar", "train_scope"}
+
+# Zero means "the scope's default" (linker.train.SCOPE_DEFAULTS): the paper's 10 epochs at 1e-5 for a GPU's
+# full fine-tuning, one epoch at 2e-5 for the CPU student.
+SCOPE_DEPENDENT = ("epochs", "lr", "pretrain_epochs", "pretrain_max_pairs")
+
+
+def default_params() -> dict[str, Any]:
+    """The BioSyn paper's hyperparameters (:class:`linker.train.BioSynConfig`) and the run options; the
+    scope-dependent ones (:data:`SCOPE_DEPENDENT`) are 0, i.e. the scope's default."""
+    biosyn = {k: v for k, v in dataclasses.asdict(BioSynConfig()).items() if k not in _NOT_PARAMS}
+    return biosyn | RUN_OPTIONS | {"epochs": 0, "lr": 0.0}
+
+
+def resolved_params(params: dict[str, Any], scope: str) -> dict[str, Any]:
+    """``params`` with the scope-dependent zeros replaced by the scope's defaults (what a run on ``scope``
+    trains with)."""
+    scoped = dataclasses.asdict(SCOPE_DEFAULTS[scope])  # its field names are the params' names
+    return params | {k: scoped[k] for k in SCOPE_DEPENDENT if not params.get(k)}
+
+
+def clean_params(params: dict[str, Any] | None) -> dict[str, Any]:
+    """Defaults overlaid with ``params``; unknown names and values of the wrong type are refused."""
+    out = default_params()
+    for key, value in (params or {}).items():
+        if key not in out:
+            raise RunError(f"unknown training parameter {key!r}")
+        out[key] = _checked(key, value, out[key])
+    if out["train_scope"] != "auto" and out["train_scope"] not in SCOPES:
+        raise RunError(f"train_scope must be auto or one of {', '.join(SCOPES)}")
+    return out
+
+
+def _checked(key: str, value: Any, default: Any) -> Any:
+    """``value`` as the type of ``default``, or a RunError saying what is wrong with it."""
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise RunError(f"{key} must be true or false")
+    elif isinstance(default, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise RunError(f"{key} must be a number")
+        if isinstance(default, int) and isinstance(value, float) and not value.is_integer():
+            raise RunError(f"{key} must be a whole number")
+        value = type(default)(value)
+        if value < 0:
+            raise RunError(f"{key} must not be negative")
+    elif isinstance(default, str) and not isinstance(value, str):
+        raise RunError(f"{key} must be a string")
+    return value
+
+
+def recipe_config(params: dict[str, Any], device: str) -> BioSynRecipeConfig:
+    """The linker recipe's config for a run's (cleaned) params on ``device``; zeros stay the scope's defaults."""
+    fields = {f.name for f in dataclasses.fields(BioSynConfig)}
+    biosyn = BioSynConfig(**{k: v for k, v in params.items() if k in fields and k not in _NOT_PARAMS},
+                          progress_bar=False)
+
+    def scoped(name: str) -> Any:
+        return params.get(name) or None  # 0: the scope's default
+
+    return BioSynRecipeConfig(
+        biosyn=biosyn, scope=str(params.get("train_scope", "auto")), epochs=scoped("epochs"), lr=scoped("lr"),
+        pretrain_epochs=scoped("pretrain_epochs"), pretrain_max_pairs=scoped("pretrain_max_pairs"),
+        skip_pretrain=bool(params.get("skip_pretrain")), max_queries=int(params.get("max_queries", 0)),
+        prior_weight=float(params.get("prior_weight", 1e-3)), device=device or None,
+        feature_cache=str(Path(settings.ARTIFACT_ROOT) / "cache" / "features"),
+    )

@@ -1,0 +1,112 @@
+"""A running run's live record: the recipe's progress callbacks -> the run row, and the heartbeat thread.
+
+Both also watch ``cancel_requested``: the reporter raises :class:`RunCancelled` from the next progress
+report, which unwinds the training in the worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+
+from webapp.training.errors import RunCancelled
+from webapp.training.models import TrainingRun, append_log
+
+logger = logging.getLogger(__name__)
+
+HEARTBEAT_EVERY_S = 5.0
+PROGRESS_EVERY_S = 1.0
+MAX_LOSS_POINTS = 600
+# Phases after the training keep its figures (epoch, step, loss) on the page instead of restarting them.
+KEEPS_PROGRESS = ("index", "evaluate")
+
+
+class Reporter:
+    """Linker progress callbacks -> the run row, at most once a second; raises RunCancelled when asked to stop."""
+
+    def __init__(self, run: TrainingRun) -> None:
+        self.run_id = run.pk
+        self.delay = float(run.params.get("step_delay_s", 0.0))
+        self.cancel = threading.Event()
+        self.tail = run.log_tail
+        self.losses: list[dict[str, Any]] = list(run.loss_history or [])
+        self.fields: dict[str, Any] = {}
+        self.last = 0.0
+        self.current_phase = ""
+
+    def log(self, line: str) -> None:
+        self.tail = append_log(self.tail, line)
+        self.fields["log_tail"] = self.tail
+
+    def phase(self, name: str) -> None:
+        """A new phase; training phases restart the progress, the last ones keep the training's figures."""
+        self.current_phase = name
+        self.fields["phase"] = name
+        if name not in KEEPS_PROGRESS:
+            self.fields.update(fraction=0.0, step=0, total_steps=0, epoch=0)
+        self.log(f"phase {name}")
+        self.flush()
+
+    def progress(self, p: dict[str, Any]) -> None:
+        step, total = int(p.get("step", 0)), int(p.get("total_steps", 0))
+        self.fields.update(
+            phase=str(p.get("phase", self.current_phase)), epoch=int(p.get("epoch", 0)), epochs=int(p.get("epochs", 0)),
+            step=step, total_steps=total, fraction=min(1.0, step / total) if total else 0.0,
+        )
+        if "loss" in p:
+            self.losses.append({"phase": self.fields["phase"], "step": step, "loss": round(float(p["loss"]), 6)})
+            if len(self.losses) > MAX_LOSS_POINTS:
+                self.losses = self.losses[::2]
+            self.fields["loss_history"] = self.losses
+        if self.delay:
+            time.sleep(self.delay)
+        if time.monotonic() - self.last >= PROGRESS_EVERY_S:
+            self.flush()
+        if self.cancel.is_set():
+            raise RunCancelled
+
+    def epoch_end(self, p: dict[str, Any]) -> None:
+        self.log(f"{p.get('phase')} epoch {p.get('epoch')}/{p.get('epochs')}: loss {float(p.get('loss', 0.0)):.4f}, "
+                 f"{float(p.get('mentions_per_s', 0.0)):.0f}/s")
+        self.progress({k: v for k, v in p.items() if k != "loss"})
+        self.flush()
+
+    def flush(self) -> None:
+        self.last = time.monotonic()
+        if self.fields:
+            self.fields["heartbeat_at"] = timezone.now()
+            TrainingRun.objects.filter(pk=self.run_id, state=TrainingRun.State.RUNNING).update(**self.fields)
+            self.fields = {}
+        if TrainingRun.objects.filter(pk=self.run_id, cancel_requested=True).exists():
+            self.cancel.set()
+
+
+class Heartbeat(threading.Thread):
+    """Refreshes ``heartbeat_at`` while the run's process is alive, even in phases without progress reports."""
+
+    def __init__(self, run_id: int, cancel: threading.Event, every: float = HEARTBEAT_EVERY_S) -> None:
+        super().__init__(name=f"training-run-{run_id}-heartbeat", daemon=True)
+        self.run_id = run_id
+        self.cancel = cancel
+        self.every = every
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self.stopped.wait(self.every):
+                TrainingRun.objects.filter(pk=self.run_id, state=TrainingRun.State.RUNNING).update(heartbeat_at=timezone.now())
+                if TrainingRun.objects.filter(pk=self.run_id, cancel_requested=True).exists():
+                    self.cancel.set()
+        except Exception:  # a database outage: the sweep will see a stale heartbeat and fail the run
+            logger.exception("training run %s: heartbeat stopped", self.run_id)
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.join(timeout=self.every + 5)
