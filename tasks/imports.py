@@ -64,11 +64,12 @@ def _run(kind: str, path: str, params: dict[str, Any], user: Any, progress: Any)
     from webapp.corpus.formats.services import import_documents
     from webapp.vocab.importers import import_dictionary
 
+    report: Any  # a dictionary or a document ImportReport, both dataclasses
     if kind == "dictionary":
         report = import_dictionary(path, user=user, progress=progress, **params)
     elif kind == "documents":
         params = dict(params)
-        fmt = params.pop("format", None) or "pubtator"
+        fmt = params.pop("format", None) or "pubtator"  # jobs queued before formats existed are PubTator
         report = import_documents(path, fmt, progress=progress, **params)
     else:
         raise ValueError(f"unknown import kind {kind!r}")
