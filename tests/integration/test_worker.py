@@ -59,3 +59,29 @@ def test_worker_reports_a_malformed_file_with_its_line(celery_worker_process, tm
     assert job.state == ImportJob.State.FAILED
     assert f"{path}:4:" in job.message
     assert not Concept.objects.filter(version__dictionary__slug="broken").exists()
+
+
+def test_api_queues_a_bioc_import_by_task_name_and_the_worker_runs_it(  # type: ignore[no-untyped-def]
+    celery_worker_process, settings, alice, tmp_path: Path
+) -> None:
+    """POST /api/imports/ with a format: the web side names the task, the worker imports the BioC file."""
+    from rest_framework.test import APIClient
+
+    from webapp.corpus.models import Document
+
+    settings.TASK_QUEUE_OVERRIDE = celery_worker_process.queue
+    path = tmp_path / "docs.xml"
+    path.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?><collection><source>t</source><date>2026</date><key>k</key>'
+        '<document><id>42</id><passage><offset>0</offset><text>Asthma in children.</text></passage></document>'
+        "</collection>"
+    )
+    client = APIClient()
+    client.force_authenticate(alice)
+    response = client.post("/api/imports/", {"kind": "documents", "path": str(path), "slug": "kids", "format": "bioc-xml"},
+                           format="json")
+    assert response.status_code == 202, response.json()
+    assert response.json()["params"]["format"] == "bioc-xml" and "progress_total" in response.json()
+    job = _wait(response.json()["id"])
+    assert job.state == ImportJob.State.SUCCEEDED, job.message
+    assert list(Document.objects.filter(collection__slug="kids").values_list("external_id", flat=True)) == ["42"]

@@ -52,8 +52,10 @@ class CollectionSerializer(serializers.ModelSerializer):
 class ImportJobSerializer(serializers.ModelSerializer):
     class Meta:
         model = ImportJob
-        fields = ["id", "kind", "path", "params", "state", "progress", "message", "report", "created_at", "started_at", "finished_at"]
-        read_only_fields = ["state", "progress", "message", "report", "created_at", "started_at", "finished_at"]
+        fields = ["id", "kind", "path", "params", "state", "progress", "progress_total", "message", "report", "created_at",
+                  "started_at", "finished_at"]
+        read_only_fields = ["state", "progress", "progress_total", "message", "report", "created_at", "started_at",
+                            "finished_at"]
 
 
 class ImportRequestSerializer(serializers.Serializer):
@@ -64,6 +66,10 @@ class ImportRequestSerializer(serializers.Serializer):
     slug = serializers.SlugField(help_text="Dictionary slug (kind=dictionary) or collection slug (kind=documents).")
     title = serializers.CharField(required=False, allow_blank=True)
     dictionary = serializers.SlugField(required=False, help_text="For documents: resolve gold ids in this dictionary.")
+    format = serializers.ChoiceField(
+        choices=[(f.name, f.label) for f in FORMATS.values()], default="pubtator",
+        help_text="For documents: the file's format.",
+    )
 
 
 # --- concepts: detail with the hierarchy -------------------------------------------------------------

@@ -47,7 +47,8 @@ class ImportJobViewSet(RejectNulMixin, mixins.CreateModelMixin, mixins.RetrieveM
         if v["kind"] == ImportJob.Kind.DICTIONARY:
             params = {"dictionary_slug": v["slug"], "title": v.get("title") or None}
         else:
-            params = {"collection_slug": v["slug"], "title": v.get("title") or None, "dictionary_slug": v.get("dictionary")}
+            params = {"collection_slug": v["slug"], "title": v.get("title") or None, "dictionary_slug": v.get("dictionary"),
+                      "format": v["format"]}
         job = queue_import(v["kind"], v["path"], params, user=request.user)
         return Response(ImportJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
