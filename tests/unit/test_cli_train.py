@@ -1,4 +1,7 @@
-"""``python -m linker train`` end to end on files the test writes: the CPU's default scope is the student."""
+"""``python -m linker train`` end to end on files the test writes: the CPU's default scope is the student.
+
+The CLI only reads files and calls :func:`linker.recipe.train`; tests/integration/test_training_equivalence.py
+shows that a web training run trains the same artifact."""
 
 from __future__ import annotations
 
@@ -29,7 +32,11 @@ def test_train_on_a_cpu_defaults_to_the_student_and_writes_a_working_artifact(
     assert main(["train", "--dictionary", str(tiny_dictionary_file), "--train", str(train), "--out", str(out),
                  "--skip-pretrain", "--threads", "1"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["scope"] == "student" and report["encoder_layers"] == 3 and report["training_queries"] == 3
+    assert report["train_scope"] == "student" and report["encoder_layers"] == 3 and report["training_queries"] == 3
+    assert (report["method"], report["epochs"], report["lr"]) == ("biosyn", 1, 2e-5)  # the student's defaults
+    # The artifact appeared whole: its report written, its checkpoints gone, no partial folder left.
+    assert (out / "training_report.json").exists() and not (out / "checkpoints").exists()
+    assert not (tmp_path / "artifact.partial").exists()
     linker = Linker.load(out)
     assert linker.encoder is not None and linker.encoder.num_layers == 3
     # The training mentions were merged into the artifact's dictionary.
