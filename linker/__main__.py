@@ -187,8 +187,7 @@ def _train_config(args: argparse.Namespace) -> BioSynRecipeConfig:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m linker", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -238,8 +237,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     li.add_argument("inputs", nargs="+")
     li.add_argument("--k", type=int, default=10)
     li.add_argument("--output", help="default: stdout")
+    return parser
 
-    args = parser.parse_args(argv)
+
+def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    args = _parser().parse_args(argv)
     if args.command == "build-index":
         result: Any = build_index_main(args.dictionary, args.out, args.encoder, args.merge_train,
                                        _types(args.mention_types), args.index, args.sparse_weight,
