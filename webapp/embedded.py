@@ -44,13 +44,25 @@ def postgres_url() -> str:
     return f"postgresql://postgres@{quote(str(pgdata), safe='')}/workbench"
 
 
-def stop_postgres() -> None:
-    pgdata = data_dir() / "pgdata"
-    if (pgdata / "postmaster.pid").exists():
-        import pgserver
+def stop_postgres(timeout_s: int = 60) -> bool:
+    """Stop the embedded PostgreSQL (fast shutdown: open sessions are ended); returns whether one was running.
 
-        server = pgserver.get_server(pgdata, cleanup_mode=None)
-        server.cleanup()
+    ``pgserver``'s handle cannot do it: with ``cleanup_mode=None`` its ``cleanup()`` stops nothing. pg_ctl
+    runs as the system user that owns the data folder (pgserver's own ``pgserver`` user when we are root).
+    """
+    import pwd
+
+    pgdata = data_dir() / "pgdata"
+    if not (pgdata / "postmaster.pid").exists():
+        return False
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(data_dir() / "run"))  # as postgres_url(): pgserver reads it on import
+    from pgserver._commands import POSTGRES_BIN_PATH
+
+    owner = pwd.getpwuid(pgdata.stat().st_uid).pw_name
+    command = [str(POSTGRES_BIN_PATH / "pg_ctl"), "-D", str(pgdata), "-w", "-t", str(timeout_s), "stop", "-m", "fast"]
+    subprocess.run(command, check=True, capture_output=True, user=owner if os.geteuid() == 0 else None,
+                   timeout=timeout_s + 10)
+    return True
 
 
 def redis_socket() -> Path:

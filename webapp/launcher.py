@@ -191,8 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "stop":
         embedded.stop_redis()
-        embedded.stop_postgres()
-        print("embedded PostgreSQL and Redis stopped")
+        stopped = embedded.stop_postgres()
+        print("embedded PostgreSQL and Redis stopped" if stopped else "embedded Redis stopped (no embedded PostgreSQL was running)")
         return 0
     if args.data is not None and not args.data.is_dir():
         parser.error(f"--data {args.data}: not a folder")
