@@ -54,6 +54,7 @@ class NameTable:
         self.preferred_names: dict[str, str] = {}
         self._rows: dict[tuple[str, str], int] = {}
         self._by_concept: dict[str, list[int]] = {}
+        self._by_name: dict[str, list[str]] = {}  # normalised name -> the concepts that own it (homonyms)
 
     # --- construction ----------------------------------------------------------------------------
 
@@ -96,6 +97,7 @@ class NameTable:
         self.raw_names.append(raw)
         self.row_support.append(0)
         self._by_concept.setdefault(cid, []).append(row)
+        self._by_name.setdefault(name, []).append(cid)
         return row
 
     def add(self, pairs: Iterable[tuple[str, str]]) -> list[int]:
@@ -139,6 +141,10 @@ class NameTable:
         """Higher is better among names with equal scores: (row support, concept support)."""
         return self.row_support[row], self.concept_support.get(self.concept_ids[row], 0)
 
+    def concepts_named(self, name: str) -> list[str]:
+        """The concepts that own ``name`` (after normalisation), in row order: more than one is a homonym."""
+        return list(self._by_name.get(normalize(name, self.cfg), ()))
+
     def row(self, name: str, cid: str) -> int | None:
         return self._rows.get((normalize(name, self.cfg), cid))
 
@@ -181,6 +187,12 @@ class NameTable:
             json.dump(payload, fh, ensure_ascii=False)
         tmp.replace(path / "name_table.json")
 
+    def copy(self) -> NameTable:
+        """An independent copy (rows, supports and id maps), to add names to without touching this one."""
+        import copy
+
+        return copy.deepcopy(self)
+
     @classmethod
     def load(cls, folder: str | Path) -> NameTable:
         with open(Path(folder) / "name_table.json", encoding="utf-8") as fh:
@@ -197,6 +209,7 @@ class NameTable:
             table.concept_ids.append(cid)
             table.raw_names.append(raw)
             table._by_concept.setdefault(cid, []).append(row)
+            table._by_name.setdefault(name, []).append(cid)
         table.alt_id_map = dict(payload["alt_id_map"])
         table.row_support = [int(x) for x in payload["row_support"]]
         table.concept_support = {str(k): int(v) for k, v in payload["concept_support"].items()}

@@ -11,6 +11,8 @@ One artifact folder holds everything (``save``/``load``)::
     index/               faiss index, vectors, faiss-row -> name-row map
     table/               name_table.json (names, raw names, concept ids, alt id map)
     prior.json           concept prior from training annotations (a tie-breaker, see RetrievalConfig)
+    rerank/              optional LATTE re-ranker (:mod:`linker.rerank`); refused with a reason when it does
+                         not match this linker, which then ranks by the retriever alone
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from linker.data import ConceptRecord, PubTatorDocument
 from linker.dictionary import NameTable
 from linker.encoders.transformer import TransformerEncoder, cached_features
 from linker.index import DenseIndex, IndexConfig
+from linker.rerank.context import MentionSpan, mention_context
+from linker.rerank.reranker import Reranker, RerankerError
+from linker.rerank.results import RANKED_BY_LATTE, RANKED_BY_RETRIEVER, CandidateTyping, LinkedMention
 from linker.retrieval import Candidate, HybridRetriever, RetrievalConfig, encode_names
 from linker.sparse import SparseEncoder
 from linker.text import Preprocessor, TextConfig
@@ -102,6 +107,8 @@ class Linker:
         mode = config.retrieval.mode if encoder is not None else "sparse"
         self.retriever = HybridRetriever(table, sparse, encoder, index, replace(config.retrieval, mode=mode),
                                          concept_prior)
+        self.reranker: Reranker | None = None
+        self.reranker_problem: str | None = None  # why the artifact's re-ranker was refused, if it was
 
     @property
     def concept_prior(self) -> dict[str, float]:
@@ -189,6 +196,66 @@ class Linker:
         """
         return [[c for part in parts for c in part] for parts in self.link_parts(mentions, document_text, k)]
 
+    def link_in_context(
+        self, mentions: Sequence[MentionSpan], document_text: str | None = None, k: int = 20, rerank: bool = True
+    ) -> list[LinkedMention]:
+        """Top-k candidates per mention (as :meth:`link_mentions`), re-ranked by the LATTE re-ranker when the
+        linker has one (and ``rerank``), with the types behind the ranking and the homonyms of each name.
+
+        The re-ranker reads each part's query and a window of ``document_text`` around the mention (its
+        offsets when given, else its first occurrence) and re-orders the first ``settings.top_k`` candidates
+        of each part; any further candidates keep the retriever's order below them.
+        """
+        parts = self.link_parts([m.text for m in mentions], document_text, k)
+        queries = self.queries_for([m.text for m in mentions], document_text)
+        reranker = self.reranker if rerank else None
+        scored = None
+        if reranker is not None:
+            top = reranker.settings.top_k
+            contexts = [mention_context(m, document_text, q, reranker.settings.window_words)
+                        for m, qs in zip(mentions, queries, strict=True) for q in qs]
+            lists = [part[:top] for mention_parts in parts for part in mention_parts]
+            scored = iter(reranker.score(contexts, lists, self.table, self.concept_prior,
+                                         self.config.retrieval.dense_scale))
+        out: list[LinkedMention] = []
+        for mention_parts in parts:
+            if scored is None or reranker is None:
+                flat = [c for part in mention_parts for c in part]
+                out.append(LinkedMention(flat, RANKED_BY_RETRIEVER, [self._homonyms(c) for c in flat]))
+                continue
+            candidates: list[Candidate] = []
+            typing: list[CandidateTyping] = []
+            head = None
+            for part in mention_parts:
+                s = next(scored)
+                head = head or s
+                n = len(s.score)
+                order = sorted(range(n), key=lambda i: -float(s.score[i]))
+                for i in order:
+                    c = part[i]
+                    candidates.append(c._replace(score=float(s.score[i])))
+                    typing.append(CandidateTyping(
+                        latent_type=int(s.latent_type[i]), latent_probability=float(s.latent_probability[i]),
+                        known_types=reranker.concept_types.get(c.concept_id, ()),
+                        type_conflict=reranker.type_conflict(s.mention_known_types, c.concept_id),
+                        match=float(s.match[i]), type_similarity=float(s.type_similarity[i]),
+                        retriever_score=float(c.score), retriever_rank=i + 1))
+                floor = min((float(x) for x in s.score), default=0.0)
+                for i, c in enumerate(part[n:], start=n):
+                    # Below every re-ranked candidate, in the retriever's order.
+                    candidates.append(c._replace(score=floor - (i - n + 1) * 1e-3))
+                    typing.append(CandidateTyping(-1, 0.0, reranker.concept_types.get(c.concept_id, ()),
+                                                  reranker.type_conflict(s.mention_known_types, c.concept_id),
+                                                  float("nan"), float("nan"), float(c.score), i + 1))
+            out.append(LinkedMention(
+                candidates, RANKED_BY_LATTE, [self._homonyms(c) for c in candidates], typing,
+                head.mention_latent_type if head else None, head.mention_latent_probability if head else None,
+                head.mention_known_types if head else []))
+        return out
+
+    def _homonyms(self, candidate: Candidate) -> tuple[str, ...]:
+        return tuple(cid for cid in self.table.concepts_named(candidate.name) if cid != candidate.concept_id)
+
     # --- incremental update ----------------------------------------------------------------------------
 
     def add_names(self, pairs: Iterable[tuple[str, str]]) -> list[int]:
@@ -227,9 +294,13 @@ class Linker:
         }
         (folder / "config.json").write_text(json.dumps(payload, indent=2, default=str) + "\n")
         (folder / "prior.json").write_text(json.dumps(self.concept_prior, sort_keys=True) + "\n")
+        if self.reranker is not None:
+            self.reranker.save(folder / "rerank", self.table)
 
     @classmethod
-    def load(cls, folder: str | Path, quantize: bool | None = None) -> Linker:
+    def load(cls, folder: str | Path, quantize: bool | None = None, strict_rerank: bool = False) -> Linker:
+        """Load an artifact. A ``rerank/`` folder that does not fit this linker is refused: the linker ranks
+        by the retriever and ``reranker_problem`` says why (``strict_rerank``: raise :class:`RerankerError`)."""
         folder = Path(folder)
         payload = json.loads((folder / "config.json").read_text())
         if payload.get("format") != ARTIFACT_FORMAT:
@@ -246,4 +317,16 @@ class Linker:
             index = DenseIndex.load(folder / "index")
         prior_path = folder / "prior.json"
         prior = json.loads(prior_path.read_text()) if prior_path.exists() else None
-        return cls(table, sparse, encoder, index, config, payload.get("metadata"), prior)
+        linker = cls(table, sparse, encoder, index, config, payload.get("metadata"), prior)
+        if (folder / "rerank").exists():
+            try:
+                linker.reranker = Reranker.load(folder / "rerank", encoder, table)
+            except RerankerError as exc:
+                if strict_rerank:
+                    raise
+                linker.reranker_problem = str(exc)
+        return linker
+
+    @property
+    def ranked_by(self) -> str:
+        return RANKED_BY_LATTE if self.reranker is not None else RANKED_BY_RETRIEVER

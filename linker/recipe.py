@@ -25,9 +25,11 @@ from typing import Any
 
 from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs, prior_counts
 from linker.methods.biosyn import BIOSYN, HISTORIES, BioSynRecipeConfig
+from linker.methods.latte import LATTE, LatteRecipeConfig
 
 __all__ = [
     "METHODS", "Method", "Report", "TrainingCallbacks", "TrainingInputs", "BioSynRecipeConfig", "HISTORIES",
+    "LatteRecipeConfig",
     "get_method", "prior_counts", "register", "train",
 ]
 
@@ -43,6 +45,7 @@ def register(method: Method[Any]) -> Method[Any]:
 
 
 register(BIOSYN)
+register(LATTE)
 
 
 def get_method(name: str) -> Method[Any]:

@@ -36,6 +36,17 @@ class TrainingInputs:
     out: Path
     base_model: str | Path | None = None  # a local Hugging Face folder; None: the default base model
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # For methods that read mentions in their context (LATTE): the annotated documents (gold mentions and
+    # curators' accepted or relinked links as GoldMentions), their mention types to keep (None: all), the
+    # concepts curators rejected per (document id, start, end) as hard negatives, each concept's known types,
+    # the linker artifact to re-rank over (None: a zero-shot index is built), and optional dev documents
+    # scored after every epoch.
+    documents: Sequence[PubTatorDocument] = ()
+    mention_types: frozenset[str] | None = None
+    rejections: Mapping[tuple[str, int, int], frozenset[str]] = field(default_factory=dict)
+    concept_types: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    base_artifact: Path | None = None
+    dev_documents: Sequence[PubTatorDocument] = ()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,118 @@
+"""LATTE as a training method: a re-ranker trained over a linker, published as that linker plus ``rerank/``.
+
+Steps: load the base linker (``inputs.base_artifact``; without one, a zero-shot hybrid index of the
+dictionary with the training mentions merged), retrieve cross-fitted candidates for every training mention
+(:mod:`linker.rerank.examples`), train the re-ranker (:mod:`linker.rerank.training`), describe its latent
+types by the dictionary's names, and save the linker with the re-ranker inside.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from linker.linker import Linker, LinkerConfig
+from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs
+from linker.rerank.context import DEFAULT_WINDOW_WORDS
+from linker.rerank.model import LatteConfig
+from linker.rerank.reranker import RerankerSettings
+from linker.rerank.training import RerankTrainingConfig
+
+__all__ = ["LATTE", "LatteRecipeConfig", "train_latte_artifact", "base_linker"]
+
+
+@dataclass(frozen=True)
+class LatteRecipeConfig:
+    """The CPU default trains NCBI's 5.1K training mentions in a few minutes (bench/RESULTS.md); on a GPU
+    ``paper()`` gives the paper's sizes (two 512-d BiLSTM layers)."""
+
+    model: LatteConfig = field(default_factory=LatteConfig)
+    training: RerankTrainingConfig = field(default_factory=RerankTrainingConfig)
+    top_k: int = 10
+    window_words: int = DEFAULT_WINDOW_WORDS
+    folds: int = 5
+    device: str | None = None  # None: CUDA when there is one, else the CPU
+    max_mentions: int | None = None  # a cap on training mention parts (tests, quick runs)
+
+    @classmethod
+    def paper(cls) -> LatteRecipeConfig:
+        return cls(model=LatteConfig(hidden=512, lstm_layers=2),
+                   training=RerankTrainingConfig(lr=1e-4, epochs=20))
+
+
+def base_linker(inputs: TrainingInputs, callbacks: TrainingCallbacks) -> Linker:
+    """The linker to re-rank over: the given artifact, or a zero-shot index with the training names merged."""
+    if inputs.base_artifact is not None:
+        return Linker.load(inputs.base_artifact, strict_rerank=False)
+    from linker.encoders.transformer import TransformerEncoder
+
+    callbacks.phase("index")
+    table = inputs.table.copy()
+    table.add(inputs.pairs)
+    linker = Linker.build(table, TransformerEncoder(inputs.base_model or None), LinkerConfig(text=table.cfg),
+                          metadata=dict(inputs.metadata) | {"method": "zero-shot hybrid (LATTE base)"})
+    linker.set_concept_prior(dict(inputs.concept_counts))
+    return linker
+
+
+def train_latte_artifact(
+    inputs: TrainingInputs, config: LatteRecipeConfig, callbacks: TrainingCallbacks, folder: Path
+) -> Report:
+    import torch
+
+    from linker.protocol import build_eval_set
+    from linker.rerank.examples import cross_fitted_examples, examples_for
+    from linker.rerank.training import latent_type_summaries, train_reranker
+
+    if not inputs.documents:
+        raise ValueError("LATTE trains on mentions in their documents, and no annotated document was given")
+    t0 = time.perf_counter()
+    torch.set_num_threads(max(1, config.training.num_threads))
+    base = base_linker(inputs, callbacks)
+    if base.encoder is None:
+        raise ValueError("LATTE reads the token states of the linker's transformer; this linker is sparse-only")
+    report: Report = dict(inputs.metadata) | {
+        "base_artifact": str(inputs.base_artifact) if inputs.base_artifact else "zero-shot hybrid",
+        "top_k": config.top_k, "window_words": config.window_words, "folds": config.folds,
+        "latent_types": config.model.latent_types, "hidden": config.model.hidden,
+        "epochs": config.training.epochs, "lr": config.training.lr,
+        "known_type_weight": config.training.known_type_weight,
+    }
+    types = set(inputs.mention_types) if inputs.mention_types else None
+    callbacks.phase("candidates")
+    callbacks.log(f"cross-fitted candidates over {len(inputs.documents)} documents, {config.folds} folds")
+    train = cross_fitted_examples(base, inputs.table, inputs.documents, config.top_k, config.window_words,
+                                  types, config.folds, inputs.rejections,
+                                  on_fold=lambda i, n: callbacks.log(f"fold {i}/{n} retrieved"))
+    if config.max_mentions:
+        train = train[: config.max_mentions]
+    dev = []
+    if inputs.dev_documents:
+        dev_set = build_eval_set(inputs.dev_documents, base.table, base.preprocessor, types)
+        dev = examples_for(base, dev_set, {d.pmid: d.text for d in inputs.dev_documents}, config.top_k,
+                           config.window_words)
+    report["candidates_s"] = time.perf_counter() - t0
+    callbacks.phase("latte")
+    settings = RerankerSettings(top_k=config.top_k, window_words=config.window_words)
+    reranker, trained = train_reranker(base, train, dev, inputs.concept_types, config.model, settings, config.training,
+                                       device=config.device, on_step=callbacks.on_step,
+                                       on_epoch_end=callbacks.on_epoch_end, checkpoint_dir=folder / "checkpoints")
+    report |= trained
+    callbacks.phase("latent-types")
+    reranker.latent_types = latent_type_summaries(reranker, base.table)
+    reranker.metadata = {k: v for k, v in report.items() if k not in ("latte",)}
+    base.reranker, base.reranker_problem = reranker, None
+    base.metadata = dict(base.metadata) | {"reranker": "latte"}
+    report["total_s"] = time.perf_counter() - t0
+    base.save(folder)
+    if callbacks.evaluate is not None:
+        callbacks.phase("evaluate")
+        report["metrics"] = callbacks.evaluate(base)
+    return report
+
+
+LATTE: Method[LatteRecipeConfig] = Method(
+    name="latte", config_class=LatteRecipeConfig, train=train_latte_artifact,
+    description="LATTE re-ranker over the hybrid retriever's top-k: cross-attention, latent and known types",
+)

@@ -1,0 +1,148 @@
+"""The LATTE network (Zhu et al. 2020, section 3) over frozen token states.
+
+Shapes: B mentions, C candidates each, m mention tokens, n candidate tokens, h transformer width, d = 2·hidden.
+
+- Encoder (eq. 1): a projection of the token states (plus a flag embedding on the mention side: query,
+  mention-in-context or context) into a BiLSTM shared by mention and candidate -> u^p [B, m, d], u^c [B·C, n, d].
+- Cross-attention (eqs. 2-4, BiDAF): s_ij = w_a·[u^c_i; u^p_j; u^c_i ⊙ u^p_j]; each mention token attends over
+  the candidate tokens (a^α_j), the candidate attends back over the mention (a^β, BiDAF's query-to-context
+  vector); x_j = [u^p_j; a^α_j; u^p_j ⊙ a^α_j; u^p_j ⊙ a^β].
+- f (eq. 5): masked max- and mean-pooling of x over the mention tokens (the paper concatenates a fixed-length
+  X; pooling admits any length) -> a feed-forward net. The paper's ReLU on f is left out: a clipped score
+  stops the ranking gradient for every candidate it clips.
+- Latent types (eq. 6): v = W_l·pool(u) + b_l with W_l shared by mention and candidate, softmax over K
+  types; g = cos(softmax(v^p), softmax(v^c)).
+- Known types (eq. 7): a ReLU layer over v -> one logit per known type, for mention and candidate alike.
+- Ranking (eq. 8): r = w_f·f + w_g·g + w_s·features, the features being the retriever's own scores for the
+  candidate (its score, dense and sparse parts, exact match, the concept prior, ...), which the paper's
+  candidate generator left implicit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+from linker.rerank.states import N_FLAGS
+
+__all__ = ["LatteConfig", "LatteModel", "LatteOutput", "N_RETRIEVER_FEATURES"]
+
+N_RETRIEVER_FEATURES = 8
+
+
+@dataclass(frozen=True)
+class LatteConfig:
+    input_dim: int = 384
+    hidden: int = 128  # per LSTM direction (the paper: 512 with 300-d GloVe + 512-d char-CNN inputs)
+    lstm_layers: int = 1  # the paper: 2
+    latent_types: int = 2048  # K, the paper's value
+    known_types: int = 0  # set from the dictionary's known types; 0: no known-type classifier
+    dropout: float = 0.1
+    use_match: bool = True  # f (ablation: g only)
+    use_latent: bool = True  # g (ablation: f only)
+    use_features: bool = True  # the retriever's scores as features
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass
+class LatteOutput:
+    score: torch.Tensor  # r [B, C]
+    match: torch.Tensor  # f [B, C]
+    type_similarity: torch.Tensor  # g [B, C]
+    mention_latent: torch.Tensor  # softmax(v^p) [B, K]
+    candidate_latent: torch.Tensor  # softmax(v^c) [B, C, K]
+    mention_known_logits: torch.Tensor | None  # [B, T]
+    candidate_known_logits: torch.Tensor | None  # [B, C, T]
+
+
+def _masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    m = mask.unsqueeze(-1).to(x.dtype)
+    return (x * m).sum(1) / m.sum(1).clamp(min=1.0)
+
+
+def _masked_max(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return x.masked_fill(~mask.unsqueeze(-1), -1e4).max(1).values
+
+
+class LatteModel(nn.Module):
+    def __init__(self, config: LatteConfig) -> None:
+        super().__init__()
+        self.config = config
+        h, d = config.hidden, 2 * config.hidden
+        self.project = nn.Sequential(nn.Linear(config.input_dim, h), nn.Dropout(config.dropout))
+        self.flags = nn.Embedding(N_FLAGS, h)
+        self.encoder = nn.LSTM(h, h, num_layers=config.lstm_layers, batch_first=True, bidirectional=True)
+        self.attention = nn.Linear(3 * d, 1, bias=False)  # w_a, split below for memory
+        self.match = nn.Sequential(nn.Linear(8 * d, d), nn.ReLU(), nn.Dropout(config.dropout), nn.Linear(d, 1))
+        self.latent = nn.Linear(2 * d, config.latent_types)  # W_l, b_l (shared by mention and candidate)
+        self.known = (nn.Sequential(nn.ReLU(), nn.Linear(config.latent_types, config.known_types))
+                      if config.known_types > 0 else None)
+        self.features = nn.Linear(N_RETRIEVER_FEATURES, 1)
+        self.w_f = nn.Parameter(torch.tensor(1.0))
+        self.w_g = nn.Parameter(torch.tensor(1.0))
+
+    def encode(self, states: torch.Tensor, mask: torch.Tensor, flags: torch.Tensor) -> torch.Tensor:
+        x = self.project(states) + self.flags(flags)
+        lengths = mask.sum(1).clamp(min=1).cpu()
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, _ = self.encoder(packed)
+        u, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
+        return u
+
+    def latent_logits(self, u: torch.Tensor, mask: torch.Tensor, focus: torch.Tensor) -> torch.Tensor:
+        """v = W_l·[mean over the focus tokens (the mention); mean over all tokens] + b_l."""
+        return self.latent(torch.cat([_masked_mean(u, focus & mask), _masked_mean(u, mask)], dim=-1))
+
+    def known_logits(self, v: torch.Tensor) -> torch.Tensor | None:
+        return self.known(v) if self.known is not None else None
+
+    def forward(self, mention: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+                candidates: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+                features: torch.Tensor) -> LatteOutput:
+        """``mention``: states [B, m, h], mask, flags; ``candidates``: states [B·C, n, h], mask, flags;
+        ``features``: the retriever's features [B, C, F]."""
+        p_states, p_mask, p_flags = mention
+        c_states, c_mask, c_flags = candidates
+        b, c = features.shape[0], features.shape[1]
+        up = self.encode(p_states, p_mask, p_flags)  # [B, m, d]
+        uc = self.encode(c_states, c_mask, c_flags)  # [B·C, n, d]
+        focus = p_flags <= 2  # query and mention tokens
+        vp = self.latent_logits(up, p_mask, focus & (p_flags > 0))  # [B, K]
+        vc = self.latent_logits(uc, c_mask, c_mask)  # [B·C, K]
+        lp, lc = vp.softmax(-1), vc.softmax(-1).view(b, c, -1)
+        g = nn.functional.cosine_similarity(lp.unsqueeze(1), lc, dim=-1)  # [B, C]
+
+        if self.config.use_match:
+            f = self._match(up.repeat_interleave(c, dim=0), p_mask.repeat_interleave(c, dim=0), uc, c_mask).view(b, c)
+        else:
+            f = torch.zeros_like(g)
+        score = torch.zeros_like(g)
+        if self.config.use_match:
+            score = score + self.w_f * f
+        if self.config.use_latent:
+            score = score + self.w_g * g
+        if self.config.use_features:
+            score = score + self.features(features).squeeze(-1)
+        known_p = self.known_logits(vp)
+        known_c = self.known_logits(vc)
+        return LatteOutput(score, f, g, lp, lc, known_p,
+                           known_c.view(b, c, -1) if known_c is not None else None)
+
+    def _match(self, up: torch.Tensor, p_mask: torch.Tensor, uc: torch.Tensor, c_mask: torch.Tensor) -> torch.Tensor:
+        d = up.shape[-1]
+        w = self.attention.weight.view(3, d)
+        # s_ij = w1·u^c_i + w2·u^p_j + (w3 ⊙ u^c_i)·u^p_j, computed without the [n, m, 3d] tensor.
+        s = (uc @ w[0]).unsqueeze(2) + (up @ w[1]).unsqueeze(1) + torch.einsum("bid,bjd->bij", uc * w[2], up)
+        s = s.masked_fill(~c_mask.unsqueeze(2), -1e4)  # [N, n, m]
+        alpha = s.softmax(dim=1)  # over candidate tokens, for each mention token
+        a_alpha = torch.einsum("bij,bid->bjd", alpha, uc)  # [N, m, d]
+        best = s.max(dim=1).values.masked_fill(~p_mask, -1e4)  # [N, m]
+        beta = best.softmax(dim=1)
+        a_beta = torch.einsum("bj,bjd->bd", beta, up).unsqueeze(1)  # [N, 1, d]
+        x = torch.cat([up, a_alpha, up * a_alpha, up * a_beta], dim=-1)  # [N, m, 4d]
+        pooled = torch.cat([_masked_max(x, p_mask), _masked_mean(x, p_mask)], dim=-1)
+        return self.match(pooled).squeeze(-1)

@@ -1,0 +1,150 @@
+"""The LATTE re-ranker on a tiny dictionary: shapes, a loss that falls, the artifact's round trip, and the
+refusal (with the retriever's ranking as the fallback) of a re-ranker that does not fit its linker."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from linker.data import GoldMention, PubTatorDocument
+from linker.dictionary import NameTable
+from linker.linker import Linker, LinkerConfig
+from linker.recipe import LatteRecipeConfig, TrainingCallbacks, TrainingInputs, prior_counts, train
+from linker.rerank import MentionSpan, RerankerError
+from linker.rerank.model import LatteConfig, LatteModel
+from linker.rerank.training import RerankTrainingConfig
+
+TYPES = {
+    "D001943": ("Neoplasms",), "D010051": ("Neoplasms",), "D015179": ("Neoplasms",), "D009101": ("Neoplasms",),
+    "D003920": ("Metabolic diseases",), "D003924": ("Metabolic diseases",),
+    "D001260": ("Nervous system diseases",), "D006816": ("Nervous system diseases",),
+}
+# (sentence, mention, concept): "AT" and "DM" are only resolved by their context.
+SENTENCES = [
+    ("Patients with {} developed tumours of the breast.", "breast cancer", "D001943"),
+    ("The {} was treated with chemotherapy of the ovary.", "ovarian cancer", "D010051"),
+    ("Insulin resistance and {} raised glucose.", "type 2 diabetes", "D003924"),
+    ("Children with {} showed ataxia and telangiectasia.", "AT", "D001260"),
+    ("High glucose and {} needed insulin.", "DM", "D003920"),
+    ("Chorea in {} progressed.", "Huntington disease", "D006816"),
+    ("Marrow plasma cells in {} were counted.", "myeloma", "D009101"),
+    ("Colon biopsies showed {} in the bowel.", "colorectal cancer", "D015179"),
+]
+
+
+def _docs(n: int) -> list[PubTatorDocument]:
+    docs = []
+    for d in range(n):
+        parts, mentions, pos = [], [], 0
+        for s, (template, mention, cid) in enumerate(SENTENCES):
+            if (d + s) % 3 == 0:
+                continue
+            before = template.split("{}")[0]
+            sentence = template.format(mention)
+            start = pos + len(before)
+            mentions.append(GoldMention(start, start + len(mention), mention, "Disease", cid, ((cid,),)))
+            parts.append(sentence)
+            pos += len(sentence) + 1
+        docs.append(PubTatorDocument(str(100 + d), " ".join(parts), "", tuple(mentions)))
+    return docs
+
+
+def test_the_model_scores_every_candidate_and_types_both_sides() -> None:
+    model = LatteModel(LatteConfig(input_dim=16, hidden=8, latent_types=32, known_types=3))
+    b, c, m, n = 2, 4, 7, 5
+    mention = (torch.randn(b, m, 16), torch.ones(b, m, dtype=torch.bool), torch.full((b, m), 2))
+    candidates = (torch.randn(b * c, n, 16), torch.ones(b * c, n, dtype=torch.bool), torch.full((b * c, n), 2))
+    out = model(mention, candidates, torch.randn(b, c, 8))
+    assert out.score.shape == out.match.shape == out.type_similarity.shape == (b, c)
+    assert out.mention_latent.shape == (b, 32) and out.candidate_latent.shape == (b, c, 32)
+    assert torch.allclose(out.mention_latent.sum(-1), torch.ones(b))
+    assert out.mention_known_logits is not None and out.mention_known_logits.shape == (b, 3)
+    assert out.candidate_known_logits is not None and out.candidate_known_logits.shape == (b, c, 3)
+    assert ((out.type_similarity >= -1e-5) & (out.type_similarity <= 1 + 1e-5)).all()
+
+
+@pytest.fixture(scope="module")
+def trained(minilm, tiny_table: NameTable, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """A tiny base linker and a LATTE artifact trained over it through the recipe."""
+    root = tmp_path_factory.mktemp("latte")
+    docs = _docs(12)
+    base = Linker.build(tiny_table.copy(), copy.deepcopy(minilm), LinkerConfig(text=tiny_table.cfg))
+    base.save(root / "base")
+    config = LatteRecipeConfig(model=LatteConfig(hidden=16, latent_types=16),
+                               training=RerankTrainingConfig(epochs=12, batch_size=8, lr=3e-3, min_type_count=1),
+                               top_k=5, folds=3)
+    inputs = TrainingInputs(table=tiny_table.copy(), pairs=[], concept_counts=prior_counts(docs, tiny_table),
+                            out=root / "latte", documents=docs, concept_types=TYPES, base_artifact=root / "base",
+                            dev_documents=_docs(3))
+    folder, report = train("latte", inputs, config, TrainingCallbacks())
+    return root, folder, report
+
+
+def test_training_lowers_the_loss_and_writes_a_linker_with_a_reranker(trained) -> None:  # type: ignore[no-untyped-def]
+    root, folder, report = trained
+    losses = [epoch["loss"] for epoch in report["latte"]]
+    assert losses[-1] < losses[0] * 0.7
+    assert (folder / "rerank" / "model.pt").exists() and (folder / "config.json").exists()
+    assert report["known_types"] == 3
+    assert report["dev"]["reranked_acc@1"] >= report["dev"]["retriever_acc@1"]
+    latent = json.loads((folder / "rerank" / "latent_types.json").read_text())
+    assert len(latent) == 16 and all(t["typical_names"] for t in latent)  # every latent type is described
+    assert sum(t["count"] for t in latent) == len(TYPES)  # each concept's preferred name has one best type
+
+
+def test_a_saved_reranker_loads_and_ranks_the_same(trained) -> None:  # type: ignore[no-untyped-def]
+    _, folder, _ = trained
+    text = "High glucose and DM needed insulin."
+    span = MentionSpan("DM", text.index("DM"), text.index("DM") + 2)
+    first = Linker.load(folder, strict_rerank=True)
+    again = Linker.load(folder, strict_rerank=True)
+    a, b = first.link_in_context([span], text, k=5)[0], again.link_in_context([span], text, k=5)[0]
+    assert a.ranked_by == "latte" and a.typing is not None and len(a.typing) == len(a.candidates)
+    assert [c.concept_id for c in a.candidates] == [c.concept_id for c in b.candidates]
+    assert [round(c.score, 5) for c in a.candidates] == [round(c.score, 5) for c in b.candidates]
+    assert a.mention_known_types and a.mention_known_types[0][0] in {"Metabolic diseases", "Neoplasms", "Nervous system diseases"}
+    assert all(t.known_types == TYPES.get(c.concept_id, ()) for t, c in zip(a.typing, a.candidates, strict=True))
+    assert first.reranker is not None and first.reranker.latent_type(a.typing[0].latent_type) is not None
+
+
+def test_a_linker_without_a_reranker_ranks_as_the_retriever(trained) -> None:  # type: ignore[no-untyped-def]
+    root, _, _ = trained
+    base = Linker.load(root / "base")
+    text = "Patients with breast cancer developed tumours."
+    linked = base.link_in_context([MentionSpan("breast cancer", 14, 27)], text, k=5)[0]
+    assert linked.ranked_by == "retriever" and linked.typing is None
+    assert [c.concept_id for c in linked.candidates] == [c.concept_id for c in base.link_mentions(["breast cancer"], text, k=5)[0]]
+
+
+def test_a_corrupted_or_foreign_reranker_is_refused_with_its_reason(trained, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root, folder, _ = trained
+    broken = tmp_path / "broken"
+    shutil.copytree(folder, broken)
+    (broken / "rerank" / "model.pt").write_bytes(b"not a checkpoint")
+    linker = Linker.load(broken)
+    assert linker.reranker is None and linker.reranker_problem and "corrupted" in linker.reranker_problem
+    assert linker.link_in_context([MentionSpan("myeloma")], "myeloma", k=3)[0].ranked_by == "retriever"
+    with pytest.raises(RerankerError, match="corrupted"):
+        Linker.load(broken, strict_rerank=True)
+
+    # The same encoder over a dictionary with one more concept: another dictionary version.
+    other = Linker.load(root / "base")
+    other.table.add([("porphyria", "D011164")])
+    Linker(other.table, other.sparse, other.encoder, other.index, other.config).save(tmp_path / "foreign")
+    shutil.copytree(folder / "rerank", tmp_path / "foreign" / "rerank")
+    linker = Linker.load(tmp_path / "foreign")
+    assert linker.reranker is None and "another dictionary" in (linker.reranker_problem or "")
+
+
+def test_homonyms_are_named_on_the_candidates_that_share_a_name(minilm, tiny_table: NameTable) -> None:
+    table = tiny_table.copy()
+    table.add([("breast cancer", "OMIM:114480")])
+    linker = Linker.build(table, None, LinkerConfig(text=table.cfg))
+    linked = linker.link_in_context([MentionSpan("breast cancer")], "breast cancer", k=3)[0]
+    shared = dict(zip((c.concept_id for c in linked.candidates), linked.homonyms, strict=True))
+    assert shared["D001943"] == ("OMIM:114480",) and shared["OMIM:114480"] == ("D001943",)
