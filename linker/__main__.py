@@ -1,4 +1,4 @@
-"""Command line: ``python -m linker build-index | train | evaluate | link`` (files in, files out).
+"""Command line: ``python -m linker build-index | train | train-rerank | evaluate | link`` (files in, files out).
 
 argparse lives only here; each sub-command calls a typed ``*_main`` function.
 """
@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -21,11 +22,14 @@ from linker.evaluate import evaluate_linking
 from linker.index import IndexConfig
 from linker.linker import Linker, LinkerConfig
 from linker.methods.biosyn import BioSynRecipeConfig
+from linker.methods.latte import LatteRecipeConfig
+from linker.rerank.model import LatteConfig
+from linker.rerank.training import RerankTrainingConfig
 from linker.retrieval import Mode, RetrievalConfig
 from linker.text import Preprocessor, TextConfig
 from linker.train import SCOPES, BioSynConfig, TrainerConfig
 
-__all__ = ["build_index_main", "train_main", "evaluate_main", "link_main", "main"]
+__all__ = ["build_index_main", "train_main", "train_rerank_main", "evaluate_main", "link_main", "main"]
 
 
 def _read_docs(paths: Sequence[str | Path]) -> list[PubTatorDocument]:
@@ -113,23 +117,83 @@ def train_main(
     return report
 
 
+def train_rerank_main(
+    dictionary: str | Path,
+    train: Sequence[str | Path],
+    base: str | Path,
+    out: str | Path,
+    config: LatteRecipeConfig | None = None,
+    mention_types: set[str] | None = None,
+    types_from: str | Path | None = None,
+    dev: Sequence[str | Path] = (),
+    log_file: str | Path | None = None,
+) -> dict[str, Any]:
+    """A LATTE re-ranker over the linker artifact ``base`` (see :mod:`linker.methods.latte`): the artifact
+    ``out`` is that linker with ``rerank/`` inside. Known types come from ``dictionary`` itself, or by
+    concept id from ``types_from`` (e.g. CTD_diseases.tsv.gz for the 2012 MEDIC release, which has none)."""
+    from linker.protocol import training_pairs
+    from linker.recipe import TrainingCallbacks, TrainingInputs, prior_counts
+    from linker.recipe import train as train_recipe
+    from linker.rerank.known_types import known_types_of
+
+    records = list(iter_dictionary(dictionary))
+    table = NameTable.from_records(records, TextConfig())
+    types = known_types_of(iter_dictionary(types_from) if types_from else records)
+    concept_types = {primary: t for cid, t in types.items() if (primary := table.resolve_id(cid))}
+    docs = _read_docs(train)
+    inputs = TrainingInputs(
+        table=table, pairs=training_pairs(docs, table, Preprocessor(table.cfg), mention_types),
+        concept_counts=prior_counts(docs, table, mention_types), out=Path(out), documents=docs,
+        mention_types=frozenset(mention_types) if mention_types else None, concept_types=concept_types,
+        base_artifact=Path(base), dev_documents=_read_docs(dev),
+        metadata={"dictionary": str(dictionary), "train": [str(t) for t in train], "base": str(base)},
+    )
+    log = _log_to(log_file)
+    callbacks = TrainingCallbacks(on_step=log, on_epoch_end=log, on_phase=lambda name: log({"phase": name}),
+                                  on_log=lambda line: log({"log": line}))
+    _, report = train_recipe("latte", inputs, config or LatteRecipeConfig(), callbacks)
+    return {k: v for k, v in report.items() if k != "latte"} | {"latte_last_epoch": (report.get("latte") or [None])[-1]}
+
+
+def _link_in_context(linker: Linker, eval_set: Sequence[Any], texts: dict[str, str], k: int) -> list[list[list[Any]]]:
+    """Each evaluation mention re-ranked in its document, as parts of candidates (the protocol's queries)."""
+    from linker.rerank import MentionSpan
+
+    by_doc: dict[str, list[int]] = {}
+    for i, em in enumerate(eval_set):
+        by_doc.setdefault(em.pmid, []).append(i)
+    out: list[list[list[Any]]] = [[] for _ in eval_set]
+    for pmid, idx in by_doc.items():
+        linked = linker.link_in_context([MentionSpan(eval_set[i].text, eval_set[i].start, eval_set[i].end) for i in idx],
+                                        texts.get(pmid, ""), k, queries=[eval_set[i].queries for i in idx])
+        for i, lm in zip(idx, linked, strict=True):
+            out[i] = [[c for c in lm.candidates if c.part == p] for p in range(len(eval_set[i].queries))]
+    return out
+
+
 def evaluate_main(
     artifact: str | Path,
     eval_files: Sequence[str | Path],
     mention_types: set[str] | None = None,
     mode: Mode | None = None,
     k: int = 20,
+    rerank: bool = True,
 ) -> dict[str, float]:
-    """Acc@1/Acc@5 (composites correct only if every part is) of an artifact on PubTator gold mentions."""
+    """Acc@1/Acc@5 (composites correct only if every part is) of an artifact on PubTator gold mentions; an
+    artifact with a re-ranker is scored re-ranked, each mention in its document (``rerank=False``: not)."""
     from linker.protocol import build_eval_set
 
-    linker = Linker.load(artifact)
-    eval_set = build_eval_set(_read_docs(eval_files), linker.table, linker.preprocessor, mention_types)
+    linker = Linker.load(artifact, strict_rerank=True)
+    docs = _read_docs(eval_files)
+    eval_set = build_eval_set(docs, linker.table, linker.preprocessor, mention_types)
     t0 = time.perf_counter()
-    ranked = linker.link_queries([m.queries for m in eval_set], k) if mode is None else [
-        [[c for c in part] for part in parts]
-        for parts in _link_with_mode(linker, [m.queries for m in eval_set], k, mode)
-    ]
+    if linker.reranker is not None and mode is None and rerank:
+        ranked = _link_in_context(linker, eval_set, {d.pmid: d.text for d in docs}, k)
+    else:
+        ranked = linker.link_queries([m.queries for m in eval_set], k) if mode is None else [
+            [[c for c in part] for part in parts]
+            for parts in _link_with_mode(linker, [m.queries for m in eval_set], k, mode)
+        ]
     elapsed = time.perf_counter() - t0
     metrics = evaluate_linking(
         [m.gold_parts for m in eval_set],
@@ -151,8 +215,11 @@ def _link_with_mode(linker: Linker, queries: list[list[str]], k: int, mode: Mode
 
 
 def link_main(artifact: str | Path, inputs: Sequence[str | Path], output: TextIO, k: int = 10) -> int:
-    """PubTator files: link every annotated mention with its document as context; other files: one mention
-    per line. Writes one JSON object per mention; returns the number written."""
+    """PubTator files: link every annotated mention with its document as context (re-ranked when the artifact
+    has a re-ranker); other files: one mention per line. Writes one JSON object per mention; returns the
+    number written."""
+    from linker.rerank import MentionSpan
+
     linker = Linker.load(artifact)
     written = 0
     for path in inputs:
@@ -160,10 +227,13 @@ def link_main(artifact: str | Path, inputs: Sequence[str | Path], output: TextIO
         head = path.read_text(encoding="utf-8", errors="replace")[:2000]
         if "|t|" in head:
             for doc in iter_pubtator(path):
-                texts = [m.text for m in doc.mentions]
-                for m, parts in zip(doc.mentions, linker.link_parts(texts, doc.text, k), strict=True):
+                spans = [MentionSpan(m.text, m.start, m.end) for m in doc.mentions]
+                for m, linked in zip(doc.mentions, linker.link_in_context(spans, doc.text, k), strict=True):
+                    n_parts = max((c.part for c in linked.candidates), default=0) + 1
                     rec = {"pmid": doc.pmid, "start": m.start, "end": m.end, "mention": m.text,
-                           "parts": [[c._asdict() for c in part] for part in parts]}
+                           "ranked_by": linked.ranked_by,
+                           "mention_known_types": linked.mention_known_types,
+                           "parts": [[c._asdict() for c in linked.candidates if c.part == p] for p in range(n_parts)]}
                     output.write(json.dumps(rec) + "\n")
                     written += 1
         else:
@@ -185,6 +255,14 @@ def _train_config(args: argparse.Namespace) -> BioSynRecipeConfig:
         prior_weight=args.prior_weight, device=args.device or None, feature_cache=args.feature_cache,
         layers=tuple(int(x) for x in args.layers.split(",")) if args.layers else None,
     )
+
+
+def _rerank_config(args: argparse.Namespace) -> LatteRecipeConfig:
+    base = LatteRecipeConfig.paper() if args.paper else LatteRecipeConfig()
+    model = replace(base.model, latent_types=args.latent_types, hidden=base.model.hidden if args.paper else args.hidden)
+    training = replace(base.training, epochs=args.epochs, known_type_weight=args.known_type_weight,
+                       num_threads=args.threads)
+    return replace(base, model=model, training=training, top_k=args.top_k, device=args.device or None)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -226,11 +304,31 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--prior-weight", type=float, default=1e-3, help="weight of the concept prior log(1 + n)")
     t.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if there is one)")
 
+    r = sub.add_parser("train-rerank", help="a LATTE re-ranker over a linker artifact -> artifact folder")
+    r.add_argument("--dictionary", required=True, help="the dictionary the base artifact was built from")
+    r.add_argument("--train", nargs="+", required=True, help="PubTator training files")
+    r.add_argument("--base", required=True, help="the linker artifact to re-rank over")
+    r.add_argument("--out", required=True)
+    r.add_argument("--mention-types")
+    r.add_argument("--types-from", help="a dictionary file whose known types apply by concept id")
+    r.add_argument("--dev", nargs="*", default=[], help="PubTator files scored after every epoch")
+    r.add_argument("--epochs", type=int, default=RerankTrainingConfig.epochs)
+    r.add_argument("--latent-types", type=int, default=LatteConfig.latent_types, help="K (the paper's 2048)")
+    r.add_argument("--hidden", type=int, default=LatteConfig.hidden, help="BiLSTM width per direction")
+    r.add_argument("--top-k", type=int, default=10, help="candidates re-ranked per mention part")
+    r.add_argument("--known-type-weight", type=float, default=RerankTrainingConfig.known_type_weight,
+                   help="0 trains without known types (the paper's LATTE-NKT)")
+    r.add_argument("--paper", action="store_true", help="the paper's sizes (two 512-d BiLSTM layers; a GPU job)")
+    r.add_argument("--threads", type=int, default=TrainerConfig.num_threads)
+    r.add_argument("--device", help="cpu, cuda ... (default: cuda if there is one)")
+    r.add_argument("--log", help="append JSON progress lines here")
+
     e = sub.add_parser("evaluate", help="Acc@k of an artifact on PubTator gold mentions")
     e.add_argument("--artifact", required=True)
     e.add_argument("--eval", nargs="+", required=True)
     e.add_argument("--mention-types")
     e.add_argument("--mode", choices=["hybrid", "dense", "sparse"])
+    e.add_argument("--no-rerank", action="store_true", help="score the retriever alone even with a re-ranker")
 
     li = sub.add_parser("link", help="link mentions of PubTator or one-mention-a-line files -> JSON lines")
     li.add_argument("--artifact", required=True)
@@ -252,8 +350,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                             args.base_model, args.log)
         result = {k: v for k, v in result.items() if k not in ("pretrain", "biosyn")} | {
             "biosyn_last_epoch": result["biosyn"][-1] if result["biosyn"] else None}
+    elif args.command == "train-rerank":
+        result = train_rerank_main(args.dictionary, args.train, args.base, args.out, _rerank_config(args),
+                                   _types(args.mention_types), args.types_from, args.dev, args.log)
     elif args.command == "evaluate":
-        result = evaluate_main(args.artifact, args.eval, _types(args.mention_types), args.mode)
+        result = evaluate_main(args.artifact, args.eval, _types(args.mention_types), args.mode,
+                               rerank=not args.no_rerank)
     else:
         if args.output:
             with open(args.output, "w", encoding="utf-8") as fh:

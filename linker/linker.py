@@ -197,7 +197,8 @@ class Linker:
         return [[c for part in parts for c in part] for parts in self.link_parts(mentions, document_text, k)]
 
     def link_in_context(
-        self, mentions: Sequence[MentionSpan], document_text: str | None = None, k: int = 20, rerank: bool = True
+        self, mentions: Sequence[MentionSpan], document_text: str | None = None, k: int = 20, rerank: bool = True,
+        queries: Sequence[Sequence[str]] | None = None,
     ) -> list[LinkedMention]:
         """Top-k candidates per mention (as :meth:`link_mentions`), re-ranked by the LATTE re-ranker when the
         linker has one (and ``rerank``), with the types behind the ranking and the homonyms of each name.
@@ -205,9 +206,12 @@ class Linker:
         The re-ranker reads each part's query and a window of ``document_text`` around the mention (its
         offsets when given, else its first occurrence) and re-orders the first ``settings.top_k`` candidates
         of each part; any further candidates keep the retriever's order below them.
+        ``queries`` (normalised, one list of parts per mention) replaces the linker's own split, as the
+        evaluation protocol does when it pairs composite parts with gold.
         """
-        parts = self.link_parts([m.text for m in mentions], document_text, k)
-        queries = self.queries_for([m.text for m in mentions], document_text)
+        if queries is None:
+            queries = self.queries_for([m.text for m in mentions], document_text)
+        parts = self.link_queries(queries, k)
         reranker = self.reranker if rerank else None
         scored = None
         if reranker is not None:
