@@ -44,7 +44,14 @@ class TrainingRunStartSerializer(serializers.Serializer):
     collections = serializers.ListField(child=serializers.SlugField(), min_length=1, help_text="Gold collections to train on.")
     eval_collection = serializers.SlugField(required=False, help_text="A held-out gold collection to evaluate on.")
     base_model = serializers.CharField(required=False, allow_blank=True, default="", help_text="Local Hugging Face folder.")
-    params = serializers.DictField(required=False, default=dict, help_text="BioSyn hyperparameters; defaults are the paper's.")
+    method = serializers.ChoiceField(
+        choices=TrainingRun.Method.choices, required=False,
+        help_text="biosyn (default) or latte: a re-ranker over the dictionary's active index (params['method'] works too).",
+    )
+    params = serializers.DictField(
+        required=False, default=dict,
+        help_text="The method's parameters; BioSyn's default to the paper's, LATTE's to the linker's (epochs, latent_types, top_k, ...).",
+    )
 
     def validate_base_model(self, value: str) -> str:
         if value and ("\x00" in value or not Path(value).is_dir()):
@@ -77,7 +84,7 @@ class TrainingRunViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.RetrieveM
         try:
             with transaction.atomic():
                 run = start_run(dictionary, collections, params=v["params"], base_model=v["base_model"],
-                                eval_collection=evaluation, user=request.user)
+                                eval_collection=evaluation, user=request.user, method=v.get("method"))
         except RunError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return Response(TrainingRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)

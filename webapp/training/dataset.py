@@ -8,9 +8,11 @@ written once, as :class:`TrainingExample` rows, so it records which decisions tr
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from linker.data import GoldMention, PubTatorDocument
 from linker.dictionary import NameTable
@@ -23,21 +25,28 @@ from webapp.training.models import TrainingExample, TrainingRun
 from webapp.training.services import concept_records
 
 
-def gold_documents(collection_ids: list[int]) -> list[PubTatorDocument]:
-    """The collections' documents with their gold mentions, as the linker's plain records."""
+def gold_parts(collection_ids: Iterable[int]) -> dict[int, list[str]]:
+    """Mention pk -> its gold concept ids per part, in part order ("A+B" where one part names two concepts)."""
     parts: dict[int, list[tuple[int, str]]] = {}
     links = Link.objects.filter(
-        mention__document__collection_id__in=collection_ids, origin=Link.Origin.GOLD, nil=False
+        mention__document__collection_id__in=list(collection_ids), origin=Link.Origin.GOLD, nil=False
     ).values_list("mention_id", "part", "concept__concept_id", "concept_ref")
     for mention_id, part, concept_id, ref in links.iterator(chunk_size=5000):
         ids = ref if ref and (not concept_id or "+" in ref) else (concept_id or ref)
         parts.setdefault(mention_id, []).append((part, ids))
+    return {pk: [ids for _, ids in sorted(found)] for pk, found in parts.items()}
+
+
+def plain_documents(
+    documents: QuerySet[Document], parts: Mapping[int, Sequence[str]], key: Callable[[Document], str] | None = None
+) -> list[PubTatorDocument]:
+    """``documents`` as the linker's plain records with the mentions that ``parts`` links (mention pk -> concept
+    ids per part); each document is named by ``key`` (default: its external id)."""
     docs = []
-    queryset = Document.objects.filter(collection_id__in=collection_ids).prefetch_related("mentions")
-    for doc in queryset.iterator(chunk_size=200):
+    for doc in documents.prefetch_related("mentions").iterator(chunk_size=200):
         mentions = []
         for m in doc.mentions.all():
-            ids = [ids for _, ids in sorted(parts.get(m.pk, []))]
+            ids = list(parts.get(m.pk, ()))
             if not ids:
                 continue
             mentions.append(GoldMention(
@@ -45,8 +54,14 @@ def gold_documents(collection_ids: list[int]) -> list[PubTatorDocument]:
                 parts=tuple(tuple(i.split("+")) for i in ids), part_texts=tuple(m.part_texts or ()),
             ))
         # Offsets count characters of Document.text: it is the whole "title" here.
-        docs.append(PubTatorDocument(pmid=doc.external_id, title=doc.text, abstract="", mentions=tuple(mentions)))
+        name = key(doc) if key else doc.external_id
+        docs.append(PubTatorDocument(pmid=name, title=doc.text, abstract="", mentions=tuple(mentions)))
     return docs
+
+
+def gold_documents(collection_ids: list[int]) -> list[PubTatorDocument]:
+    """The collections' documents with their gold mentions, as the linker's plain records."""
+    return plain_documents(Document.objects.filter(collection_id__in=collection_ids), gold_parts(collection_ids))
 
 
 def _curator_examples(run: TrainingRun, table: NameTable, pre: Preprocessor) -> list[TrainingExample]:

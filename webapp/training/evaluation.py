@@ -19,18 +19,39 @@ logger = logging.getLogger(__name__)
 
 
 def evaluate_linker(linker: Any, collection_id: int, k: int = 20) -> dict[str, float]:
-    """Acc@1, Acc@5, MRR of a loaded linker on a gold collection (BioSyn protocol)."""
+    """Acc@1, Acc@5, MRR of a loaded linker on a gold collection (BioSyn protocol); a linker with a re-ranker
+    is scored as it serves, each mention read in its document."""
     from linker.evaluate import evaluate_linking
     from linker.protocol import build_eval_set
 
-    eval_set = build_eval_set(gold_documents([collection_id]), linker.table, linker.preprocessor)
+    docs = gold_documents([collection_id])
+    eval_set = build_eval_set(docs, linker.table, linker.preprocessor)
     if not eval_set:
         return {"mentions": 0.0}
-    ranked = linker.link_queries([m.queries for m in eval_set], k)
+    if getattr(linker, "reranker", None) is not None:
+        ranked = _ranked_in_context(linker, eval_set, {d.pmid: d.text for d in docs}, k)
+    else:
+        ranked = linker.link_queries([m.queries for m in eval_set], k)
     metrics = evaluate_linking([m.gold_parts for m in eval_set], [[[c.concept_id for c in part] for part in parts] for parts in ranked])
     metrics["mentions"] = float(len(eval_set))
     return metrics
 
+
+def _ranked_in_context(linker: Any, eval_set: list[Any], texts: dict[str, str], k: int) -> list[list[list[Any]]]:
+    """Each mention's candidates per part as the re-ranking linker serves them, read in its document."""
+    from linker.rerank import MentionSpan
+
+    by_doc: dict[str, list[int]] = {}
+    for i, m in enumerate(eval_set):
+        by_doc.setdefault(m.pmid, []).append(i)
+    out: list[list[list[Any]]] = [[[] for _ in m.queries] for m in eval_set]
+    for pmid, rows in by_doc.items():
+        spans = [MentionSpan(eval_set[i].text, eval_set[i].start, eval_set[i].end) for i in rows]
+        for i, linked in zip(rows, linker.link_in_context(spans, texts.get(pmid, ""), k), strict=True):
+            for c in linked.candidates:
+                if c.part < len(out[i]):
+                    out[i][c.part].append(c)
+    return out
 
 
 @transaction.atomic

@@ -22,6 +22,8 @@ from linker import recipe
 from webapp.training.dataset import build_snapshot, dictionary_table, training_inputs
 from webapp.training.errors import RunCancelled
 from webapp.training.evaluation import evaluate_linker
+from webapp.training.latte import base_index
+from webapp.training.latte_inputs import latte_inputs, latte_table
 from webapp.training.models import CANCELLED_BY_ADMIN, EncoderModel, IndexVersion, TrainingRun
 from webapp.training.params import recipe_config
 from webapp.training.progress import Heartbeat, Reporter
@@ -69,18 +71,34 @@ def model_folder(run: TrainingRun) -> Path:
     return Path(settings.ARTIFACT_ROOT) / "models" / str(run.pk)
 
 
-def _train(run: TrainingRun, reporter: Reporter) -> tuple[Path, dict[str, Any]]:
-    """The snapshot as the recipe's inputs, the params as its config, the reporter as its callbacks."""
+def _inputs(run: TrainingRun, reporter: Reporter) -> recipe.TrainingInputs:
+    """The run's snapshot as the recipe's inputs: pairs for BioSyn; for LATTE documents, rejections and known
+    types over the base index's linker."""
+    if run.method == TrainingRun.Method.LATTE:
+        index = base_index(run.dictionary, int(run.params.get("base_index", 0)))
+        table = latte_table(index)
+        examples = build_snapshot(run, table)
+        inputs = latte_inputs(run, index, table, examples, model_folder(run))
+        reporter.log(f"snapshot: {len(examples)} examples; {len(inputs.documents)} documents with "
+                     f"{sum(len(d.mentions) for d in inputs.documents)} mentions, {len(inputs.rejections)} with "
+                     f"rejected concepts; re-ranking index {index.pk}")
+        return inputs
     table = dictionary_table(run)
     examples = build_snapshot(run, table)
     reporter.log(f"snapshot: {len(examples)} examples")
-    inputs = training_inputs(run, table, examples, model_folder(run))
+    return training_inputs(run, table, examples, model_folder(run))
+
+
+def _train(run: TrainingRun, reporter: Reporter) -> tuple[Path, dict[str, Any]]:
+    """The snapshot as the recipe's inputs, the params as its config, the reporter as its callbacks."""
+    inputs = _inputs(run, reporter)
     eval_id = run.eval_collection_id
     callbacks = recipe.TrainingCallbacks(
         on_step=reporter.progress, on_epoch_end=reporter.epoch_end, on_phase=reporter.phase, on_log=reporter.log,
         evaluate=(lambda linker: evaluate_linker(linker, eval_id)) if eval_id else None,
     )
-    return recipe.train(run.method, inputs, recipe_config(run.params, run.device), callbacks)
+    config = recipe_config(run.params | {"method": run.method}, run.device)
+    return recipe.train(run.method, inputs, config, callbacks)
 
 
 @transaction.atomic
@@ -91,12 +109,17 @@ def _record(run: TrainingRun, folder: Path, report: dict[str, Any]) -> str:
         return locked.state
     if locked.cancel_requested:
         raise RunCancelled
-    version = locked.dictionary.latest_version()
+    version, parent, base_model = locked.dictionary.latest_version(), None, locked.base_model or ""
+    if locked.method == TrainingRun.Method.LATTE:
+        # The re-ranker belongs to its base index's dictionary version and encoder.
+        base = IndexVersion.objects.select_related("encoder", "dictionary_version").get(pk=locked.params["base_index"])
+        version, parent = base.dictionary_version, base.encoder
+        base_model = parent.base_model if parent is not None else base_model
     assert version is not None  # checked when the table was built
-    config = {k: v for k, v in report.items() if k not in (*recipe.HISTORIES, "metrics")} | {"params": locked.params}
+    config = {k: v for k, v in report.items() if k not in (*recipe.HISTORIES, "latte", "metrics")} | {"params": locked.params}
     encoder = EncoderModel.objects.create(
-        name=f"{locked.method}-run-{locked.pk}", method=EncoderModel.Method.BIOSYN,
-        base_model=locked.base_model or _default_base(), config=config, artifact_path=str(folder),
+        name=f"{locked.method}-run-{locked.pk}", method=locked.method, parent=parent,
+        base_model=base_model or _default_base(), config=config, artifact_path=str(folder),
         created_by=locked.created_by,
     )
     payload = json.loads((folder / "config.json").read_text())

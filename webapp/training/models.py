@@ -23,6 +23,7 @@ class EncoderModel(models.Model):
         ZERO_SHOT = "zero_shot", "Base model, untrained (zero-shot)"
         SYNONYM_PRETRAIN = "synonym_pretrain", "Synonym pre-training (SapBERT-style)"
         BIOSYN = "biosyn", "BioSyn (synonym marginalisation)"
+        LATTE = "latte", "LATTE re-ranker over a linker"
         IMPORTED = "imported", "Imported linker artifact"
 
     name = models.SlugField(max_length=120, unique=True)
@@ -113,6 +114,7 @@ class TrainingRun(models.Model):
 
     class Method(models.TextChoices):
         BIOSYN = "biosyn", "BioSyn (synonym marginalisation)"
+        LATTE = "latte", "LATTE (re-ranker with latent and known types)"
 
     class State(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -134,9 +136,9 @@ class TrainingRun(models.Model):
     )
     method = models.CharField(max_length=32, choices=Method.choices, default=Method.BIOSYN)
     base_model = models.CharField(max_length=500, blank=True, help_text="Local Hugging Face folder; empty: the default base model.")
-    params = models.JSONField(default=dict, blank=True, help_text="Hyperparameters (BioSyn defaults filled in).")
+    params = models.JSONField(default=dict, blank=True, help_text="Hyperparameters (the method's defaults filled in).")
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
-    phase = models.CharField(max_length=32, blank=True, help_text="snapshot, synonym-pretrain, biosyn, index, evaluate")
+    phase = models.CharField(max_length=32, blank=True, help_text="snapshot, synonym-pretrain, biosyn, candidates, latte, latent-types, index, evaluate")
     epoch = models.PositiveIntegerField(default=0)
     epochs = models.PositiveIntegerField(default=0)
     step = models.PositiveIntegerField(default=0)

@@ -1,7 +1,8 @@
 """A training run's parameters: the defaults, checking what an admin asked for, and the linker config.
 
-``params`` (a JSON object on the run) holds the BioSyn hyperparameters of :class:`linker.train.BioSynConfig`
-and the run options of :data:`RUN_OPTIONS`. The scope-dependent ones (:data:`SCOPE_DEPENDENT`) are 0 unless
+``params`` (a JSON object on the run) holds ``method`` (the recipe's method: ``biosyn``, the default, or
+``latte``) and that method's parameters. For BioSyn: the hyperparameters of :class:`linker.train.BioSynConfig`
+and the run options of :data:`RUN_OPTIONS`; for LATTE: :data:`webapp.training.latte.LATTE_PARAMS`. The scope-dependent ones (:data:`SCOPE_DEPENDENT`) are 0 unless
 the admin set them, meaning "the scope's default": the worker's recipe resolves them once it knows its device.
 """
 
@@ -13,9 +14,10 @@ from typing import Any
 
 from django.conf import settings
 
-from linker.recipe import BioSynRecipeConfig
+from linker.recipe import BioSynRecipeConfig, LatteRecipeConfig
 from linker.train import SCOPE_DEFAULTS, SCOPES, BioSynConfig
 from webapp.training.errors import RunError
+from webapp.training.latte import LATTE_PARAMS, check_latte_params, latte_recipe_config
 
 # Run-level options kept in ``params`` next to the BioSyn hyperparameters.
 RUN_OPTIONS: dict[str, Any] = {
@@ -35,11 +37,31 @@ _NOT_PARAMS = {"feature_cache", "progress_bar", "train_scope"}
 SCOPE_DEPENDENT = ("epochs", "lr", "pretrain_epochs", "pretrain_max_pairs")
 
 
-def default_params() -> dict[str, Any]:
-    """The BioSyn paper's hyperparameters (:class:`linker.train.BioSynConfig`) and the run options; the
-    scope-dependent ones (:data:`SCOPE_DEPENDENT`) are 0, i.e. the scope's default."""
+BIOSYN, LATTE = "biosyn", "latte"
+METHODS = (BIOSYN, LATTE)
+
+
+def default_params(method: str = BIOSYN) -> dict[str, Any]:
+    """A method's defaults. BioSyn: the paper's hyperparameters (:class:`linker.train.BioSynConfig`) and the
+    run options, the scope-dependent ones (:data:`SCOPE_DEPENDENT`) 0, i.e. the scope's default."""
+    if method == LATTE:
+        return {"method": LATTE} | LATTE_PARAMS
     biosyn = {k: v for k, v in dataclasses.asdict(BioSynConfig()).items() if k not in _NOT_PARAMS}
-    return biosyn | RUN_OPTIONS | {"epochs": 0, "lr": 0.0}
+    return {"method": BIOSYN} | biosyn | RUN_OPTIONS | {"epochs": 0, "lr": 0.0}
+
+
+def params_method(params: dict[str, Any] | None, method: str | None = None) -> str:
+    """The method a run's params ask for: their ``method`` or ``method``, biosyn when neither says; the two
+    must agree when both do."""
+    asked = (params or {}).get("method")
+    if asked is not None and not isinstance(asked, str):
+        raise RunError("method must be a string")
+    if asked and method and asked != method:
+        raise RunError(f"params say method {asked!r} and the request {method!r}")
+    chosen = asked or method or BIOSYN
+    if chosen not in METHODS:
+        raise RunError(f"unknown training method {chosen!r}; known: {', '.join(METHODS)}")
+    return chosen
 
 
 def resolved_params(params: dict[str, Any], scope: str) -> dict[str, Any]:
@@ -49,14 +71,19 @@ def resolved_params(params: dict[str, Any], scope: str) -> dict[str, Any]:
     return params | {k: scoped[k] for k in SCOPE_DEPENDENT if not params.get(k)}
 
 
-def clean_params(params: dict[str, Any] | None) -> dict[str, Any]:
-    """Defaults overlaid with ``params``; unknown names and values of the wrong type are refused."""
-    out = default_params()
+def clean_params(params: dict[str, Any] | None, method: str | None = None) -> dict[str, Any]:
+    """The method's defaults overlaid with ``params``; unknown names and values of the wrong type are refused."""
+    chosen = params_method(params, method)
+    out = default_params(chosen)
     for key, value in (params or {}).items():
+        if key == "method":
+            continue
         if key not in out:
-            raise RunError(f"unknown training parameter {key!r}")
+            raise RunError(f"unknown training parameter {key!r} for {chosen}")
         out[key] = _checked(key, value, out[key])
-    if out["train_scope"] != "auto" and out["train_scope"] not in SCOPES:
+    if chosen == LATTE:
+        check_latte_params(out)
+    elif out["train_scope"] != "auto" and out["train_scope"] not in SCOPES:
         raise RunError(f"train_scope must be auto or one of {', '.join(SCOPES)}")
     return out
 
@@ -79,8 +106,11 @@ def _checked(key: str, value: Any, default: Any) -> Any:
     return value
 
 
-def recipe_config(params: dict[str, Any], device: str) -> BioSynRecipeConfig:
-    """The linker recipe's config for a run's (cleaned) params on ``device``; zeros stay the scope's defaults."""
+def recipe_config(params: dict[str, Any], device: str) -> BioSynRecipeConfig | LatteRecipeConfig:
+    """The linker recipe's config for a run's (cleaned) params on ``device``, of the params' method; BioSyn's
+    zeros stay the scope's defaults."""
+    if params.get("method") == LATTE:
+        return latte_recipe_config(params, device)
     fields = {f.name for f in dataclasses.fields(BioSynConfig)}
     biosyn = BioSynConfig(**{k: v for k, v in params.items() if k in fields and k not in _NOT_PARAMS},
                           progress_bar=False)

@@ -24,7 +24,8 @@ from webapp.core.queue import QueueUnavailable, enqueue
 from webapp.corpus.models import Collection
 from webapp.training.errors import RunError
 from webapp.training.models import STALE_AFTER, TrainingRun
-from webapp.training.params import clean_params
+from webapp.training.latte import base_index
+from webapp.training.params import clean_params, params_method
 from webapp.vocab.models import Dictionary
 
 logger = logging.getLogger(__name__)
@@ -40,12 +41,16 @@ def start_run(
     base_model: str = "",
     eval_collection: Collection | None = None,
     user: Any = None,
-    method: str = TrainingRun.Method.BIOSYN,
+    method: str | None = None,
     queue: str | None = None,
     send: bool = True,
 ) -> TrainingRun:
     """Create a queued run and send its task once the row is committed (``queue``: override the gpu queue;
-    ``send=False``: the caller runs it in its own process with :func:`webapp.training.execution.run_training`)."""
+    ``send=False``: the caller runs it in its own process with :func:`webapp.training.execution.run_training`).
+
+    The method is ``method`` or ``params["method"]`` (biosyn when neither names one). A LATTE run fixes the
+    index it re-ranks over now: the dictionary's active one unless ``params["base_index"]`` names another."""
+    method = params_method(params, method)
     if method not in TrainingRun.Method.values:
         raise RunError(f"unknown training method {method!r}")
     if dictionary.latest_version() is None:
@@ -53,8 +58,11 @@ def start_run(
     collections = list(collections)
     if not collections:
         raise RunError("choose at least one gold collection as training data")
+    cleaned = clean_params(params, method)
+    if method == TrainingRun.Method.LATTE:
+        cleaned["base_index"] = base_index(dictionary, int(cleaned["base_index"])).pk
     run = TrainingRun.objects.create(
-        dictionary=dictionary, method=method, base_model=base_model, params=clean_params(params),
+        dictionary=dictionary, method=method, base_model=base_model, params=cleaned,
         eval_collection=eval_collection, created_by=user if getattr(user, "pk", None) else None,
     )
     run.collections.set(collections)

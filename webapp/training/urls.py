@@ -1,6 +1,6 @@
 from django.urls import path
 
-from webapp.training import views
+from webapp.training import model_views, views
 
 app_name = "training"
 urlpatterns = [
@@ -10,4 +10,6 @@ urlpatterns = [
     path("runs/<int:pk>/cancel/", views.run_cancel, name="cancel"),
     path("indexes/<int:pk>/promote/", views.index_promote, name="promote"),
     path("indexes/<int:pk>/evaluate/", views.index_evaluate, name="evaluate"),
+    path("models/", model_views.model_list, name="models"),
+    path("models/<slug:slug>/latent-types/", model_views.latent_type_list, name="latent-types"),
 ]

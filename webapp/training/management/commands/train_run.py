@@ -1,4 +1,4 @@
-"""python manage.py train_run --dictionary medic --collection ncbi-train [--epochs N] [--max-queries N] [--wait]"""
+"""python manage.py train_run --dictionary medic --collection ncbi-train [--method latte] [--epochs N] [--max-queries N] [--wait]"""
 
 from __future__ import annotations
 
@@ -17,13 +17,15 @@ from webapp.vocab.models import Dictionary
 
 
 class Command(BaseCommand):
-    help = "Start a BioSyn training run on gold collections + curator decisions (a worker on the gpu queue runs it)."
+    help = ("Start a training run (BioSyn, or LATTE over the active index) on gold collections + curator decisions "
+            "(a worker on the gpu queue runs it).")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dictionary", required=True, help="dictionary slug")
         parser.add_argument("--collection", action="append", required=True, help="gold collection slug (repeatable)")
         parser.add_argument("--eval-collection", help="gold collection slug to evaluate the trained model on")
-        parser.add_argument("--epochs", type=int, help="BioSyn epochs (default: the scope's: 10 on a GPU, 1 for the CPU student)")
+        parser.add_argument("--method", choices=["biosyn", "latte"], help="biosyn (default) or latte (a re-ranker over the active index)")
+        parser.add_argument("--epochs", type=int, help="epochs (BioSyn default: the scope's, 10 on a GPU, 1 for the CPU student; LATTE: 8)")
         parser.add_argument("--max-queries", type=int, help="train on the first N queries only (smoke runs)")
         parser.add_argument("--skip-pretrain", action="store_true", help="no synonym pre-training pass")
         parser.add_argument("--base-model", default="", help="local Hugging Face folder (default: the base model)")
@@ -52,7 +54,7 @@ class Command(BaseCommand):
             params["skip_pretrain"] = True
         try:
             run = start_run(dictionary, collections, params, base_model=opts["base_model"], eval_collection=evaluation,
-                            send=not opts["inline"])
+                            send=not opts["inline"], method=opts["method"])
         except RunError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"training run {run.pk} queued")
