@@ -37,7 +37,7 @@ class LatteRecipeConfig:
 
     @classmethod
     def paper(cls) -> LatteRecipeConfig:
-        return cls(model=LatteConfig(hidden=512, lstm_layers=2),
+        return cls(model=LatteConfig(hidden=512, lstm_layers=2, encoder="bilstm"),
                    training=RerankTrainingConfig(lr=1e-4, epochs=20))
 
 

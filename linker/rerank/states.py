@@ -97,7 +97,8 @@ class TokenStates:
         return out
 
     def names(self, names: Sequence[str]) -> list[Item]:
-        missing = [n for n in dict.fromkeys(names) if n not in self._name_cache]
+        # Length-sorted batches pad least (names run from "AT" to 20-word syndromes).
+        missing = sorted((n for n in dict.fromkeys(names) if n not in self._name_cache), key=len)
         tok = self.encoder.tokenizer
         for start in range(0, len(missing), self.batch_size):
             chunk = missing[start : start + self.batch_size]
