@@ -40,6 +40,7 @@ class RerankExample:
     features: np.ndarray  # [C, F]
     gold: frozenset[str]
     rejected: frozenset[str] = frozenset()
+    document: str = ""
 
     @property
     def positives(self) -> list[int]:
@@ -65,7 +66,7 @@ def examples_for(
             feats = retriever_features(query, cands, linker.table, linker.concept_prior,
                                        linker.config.retrieval.dense_scale)
             out.append(RerankExample(first_index + i, mention_context(span, text, query, window_words), cands,
-                                     feats, gold, rejected))
+                                     feats, gold, rejected, em.pmid))
     return out
 
 

@@ -34,6 +34,7 @@ from linker.rerank.states import N_FLAGS
 __all__ = ["LatteConfig", "LatteModel", "LatteOutput", "N_RETRIEVER_FEATURES"]
 
 N_RETRIEVER_FEATURES = 8
+INVERSE_RANK_FEATURE = 5  # linker.rerank.features.FEATURE_NAMES.index("inverse_rank")
 
 
 @dataclass(frozen=True)
@@ -92,9 +93,16 @@ class LatteModel(nn.Module):
         self.latent = nn.Linear(2 * d, config.latent_types)  # W_l, b_l (shared by mention and candidate)
         self.known = (nn.Sequential(nn.ReLU(), nn.Linear(config.latent_types, config.known_types))
                       if config.known_types > 0 else None)
+        # Start from the retriever's own ranking (the inverse-rank feature alone, f and g weighted 0) and learn
+        # what improves on it: initialised at random, the network first unlearned the retriever (NCBI dev
+        # Acc@1 0.84 after one epoch against the retriever's 0.90) and never quite recovered.
         self.features = nn.Linear(N_RETRIEVER_FEATURES, 1)
-        self.w_f = nn.Parameter(torch.tensor(1.0))
-        self.w_g = nn.Parameter(torch.tensor(1.0))
+        with torch.no_grad():
+            self.features.weight.zero_()
+            self.features.bias.zero_()
+            self.features.weight[0, INVERSE_RANK_FEATURE] = 2.0
+        self.w_f = nn.Parameter(torch.tensor(0.0))
+        self.w_g = nn.Parameter(torch.tensor(0.0))
 
     def encode(self, states: torch.Tensor, mask: torch.Tensor, flags: torch.Tensor) -> torch.Tensor:
         x = self.project(states) + self.flags(flags)

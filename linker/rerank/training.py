@@ -7,6 +7,7 @@ mention and on each candidate (binary cross-entropy per type: MEDIC's slim mappi
 
 from __future__ import annotations
 
+import copy
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -41,6 +42,9 @@ class RerankTrainingConfig(TrainerConfig):
     known_type_weight: float = 0.5  # 0: no known-type loss (the paper's LATTE-NKT)
     min_type_count: int = 5  # known types seen on fewer concepts are not classified
     max_known_types: int = 64
+    # Documents held out of training to pick the epoch (the initial state, i.e. the retriever's ranking,
+    # included): the re-ranker that serves is the one that ranked the held-out mentions best. 0: the last epoch.
+    holdout_share: float = 0.1
 
 
 def known_type_labels(concept_types: Mapping[str, Sequence[str]], min_count: int, limit: int) -> list[str]:
@@ -237,6 +241,32 @@ def latent_type_summaries(reranker: Reranker, table: NameTable, max_names: int =
     return out
 
 
+class _BestState:
+    """The model's weights at the epoch (0 = before training) that ranked the held-out mentions best."""
+
+    def __init__(self) -> None:
+        self.epoch = 0  # the epoch about to be offered
+        self.chosen = 0
+        self.acc = -1.0
+        self.state: dict[str, torch.Tensor] | None = None
+
+    def offer(self, acc: float, model: nn.Module) -> float:
+        if acc > self.acc:
+            self.acc, self.chosen, self.state = acc, self.epoch, copy.deepcopy(model.state_dict())
+        self.epoch += 1
+        return acc
+
+
+def _split_by_document(examples: Sequence[RerankExample], share: float) -> tuple[list[RerankExample], list[RerankExample]]:
+    """Every 1/share-th document (in id order) is held out; nothing is held out with fewer than 2 documents."""
+    documents = sorted({e.document for e in examples})
+    if share <= 0 or len(documents) < 2:
+        return list(examples), []
+    step = max(2, round(1 / share))
+    held_docs = {d for i, d in enumerate(documents) if i % step == step - 1} or {documents[-1]}
+    return [e for e in examples if e.document not in held_docs], [e for e in examples if e.document in held_docs]
+
+
 def train_reranker(
     encoder_owner: Any,
     train: Sequence[RerankExample],
@@ -259,27 +289,41 @@ def train_reranker(
     model = LatteModel(model_config)
     reranker = Reranker(model, encoder, settings, labels, {k: tuple(v) for k, v in concept_types.items()})
     states = reranker.states
-    train_data = _Batchable(train, states, labels, concept_types)
+    fit, held = _split_by_document(train, cfg.holdout_share)
+    train_data = _Batchable(fit, states, labels, concept_types)
+    held_data = _Batchable(held, states, labels, concept_types) if held else None
     dev_data = _Batchable(dev, states, labels, concept_types) if dev else None
     states_s = time.perf_counter() - t0
+    best = _BestState()
 
-    def dev_metrics() -> dict[str, float]:
-        if dev_data is None:
-            return {}
+    def epoch_metrics() -> dict[str, float]:
         model.eval()
-        metrics = evaluate_reranking(reranker, dev_data)
-        return {"dev_" + k: v for k, v in metrics.items() if k in ("reranked_acc@1", "reranked_map")}
+        out: dict[str, float] = {}
+        if held_data is not None:
+            out["heldout_acc@1"] = best.offer(evaluate_reranking(reranker, held_data)["reranked_acc@1"], model)
+        else:
+            best.epoch += 1
+        if dev_data is not None:
+            metrics = evaluate_reranking(reranker, dev_data)
+            out |= {"dev_" + k: v for k, v in metrics.items() if k in ("reranked_acc@1", "reranked_map")}
+        return out
 
-    task = _LatteTask(model, train_data, cfg, dev_metrics)
+    epoch_metrics()  # epoch 0: the initial state, which ranks as the retriever does
+    task = _LatteTask(model, train_data, cfg, epoch_metrics)
     history = Trainer(cfg, device=device or "cpu", checkpoint_dir=checkpoint_dir, on_step=on_step,
                       on_epoch_end=on_epoch_end, phase="latte").fit(task)
     model.to("cpu").eval()
+    if best.state is not None:
+        model.load_state_dict(best.state)
     report: dict[str, Any] = {
         "train_examples": len(train_data.examples),
+        "heldout_examples": len(held),
         "trainable_examples": len(task.trainable),
         "known_types": len(labels),
         "token_states_s": states_s,
         "latte": history,
+        "chosen_epoch": best.chosen if best.state is not None else cfg.epochs,
+        "heldout_acc@1": best.acc if best.state is not None else None,
         "train_s": time.perf_counter() - t0 - states_s,
     }
     if dev_data is not None:
