@@ -259,7 +259,9 @@ def _train_config(args: argparse.Namespace) -> BioSynRecipeConfig:
 
 def _rerank_config(args: argparse.Namespace) -> LatteRecipeConfig:
     base = LatteRecipeConfig.paper() if args.paper else LatteRecipeConfig()
-    model = replace(base.model, latent_types=args.latent_types, hidden=base.model.hidden if args.paper else args.hidden)
+    model = replace(base.model, latent_types=args.latent_types, hidden=base.model.hidden if args.paper else args.hidden,
+                    use_match="match" not in args.without, use_latent="latent" not in args.without,
+                    use_features="features" not in args.without)
     training = replace(base.training, epochs=args.epochs, known_type_weight=args.known_type_weight,
                        num_threads=args.threads)
     return replace(base, model=model, training=training, top_k=args.top_k, device=args.device or None)
@@ -318,6 +320,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--top-k", type=int, default=10, help="candidates re-ranked per mention part")
     r.add_argument("--known-type-weight", type=float, default=RerankTrainingConfig.known_type_weight,
                    help="0 trains without known types (the paper's LATTE-NKT)")
+    r.add_argument("--without", action="append", default=[], choices=["match", "latent", "features"],
+                   help="ablation: drop f (cross-attention), g (latent types) or the retriever's features")
     r.add_argument("--paper", action="store_true", help="the paper's sizes (two 512-d BiLSTM layers; a GPU job)")
     r.add_argument("--threads", type=int, default=TrainerConfig.num_threads)
     r.add_argument("--device", help="cpu, cuda ... (default: cuda if there is one)")
