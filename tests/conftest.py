@@ -71,3 +71,9 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
 
     db = settings.DATABASES["default"]
     db.setdefault("TEST", {})["NAME"] = f"test_{db['NAME']}_{os.getpid()}"
+
+
+@pytest.fixture(scope="session")
+def latte_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the demo collection's tiny LATTE artifact is trained once per session (tests/curation_latte.py)."""
+    return tmp_path_factory.mktemp("latte-demo")

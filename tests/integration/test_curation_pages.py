@@ -70,7 +70,7 @@ def test_the_panel_lists_ranked_candidates_with_types_paths_and_the_matched_syno
     assert [c.label for c in top.known_types] and top.path[0].concept_id == "MESH:C" and top.path[-1] == top.concept
     assert top.parent is not None and top.parent.concept_id == "MESH:D003920"
     html = response.content.decode()
-    assert "latent:" in html and 'data-action="pick" data-number="2"' in html
+    assert "latent:" not in html and 'data-action="pick" data-number="2"' in html  # no latent types without a re-ranker
     m.refresh_from_db()
     assert m.status == Mention.Status.SUGGESTED  # the suggestions shown are stored, so ranks are recorded as seen
 

@@ -106,6 +106,10 @@ class Link(models.Model):
     score = models.FloatField(null=True, blank=True)
     rank = models.PositiveSmallIntegerField(null=True, blank=True)
     model_version = models.CharField(max_length=120, blank=True)
+    type_conflict = models.BooleanField(
+        default=False, db_default=False,  # rows written by COPY (imports) take the database's default
+        help_text="A model suggestion whose concept's known types miss every type the re-ranker confidently predicts for the mention.",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 

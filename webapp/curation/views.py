@@ -57,12 +57,15 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection.objects.select_related("dictionary"), slug=slug)
     (stats,) = selectors.collection_stats(Collection.objects.filter(pk=collection.pk))
     page = Paginator(selectors.documents_with_review_counts(collection), DOCUMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    conflicts_only = request.GET.get("queue") == "conflicts"
     context = {
         "collection": collection,
         "stats": stats,
         "page": page,
         "rows": [(doc, Progress(doc.n_mentions, doc.n_reviewed)) for doc in page],  # type: ignore[attr-defined]
-        "queue": list(selectors.review_queue(collection)[:QUEUE_PREVIEW]),
+        "queue": list(selectors.review_queue(collection, type_conflicts=conflicts_only)[:QUEUE_PREVIEW]),
+        "conflicts_only": conflicts_only,
+        "type_conflicts": selectors.type_conflict_count(collection),
         "recent": selectors.recent_decisions(collection),
         "activity": selectors.curator_activity(collection),
     }
@@ -82,12 +85,14 @@ def suggest(request: HttpRequest, slug: str) -> HttpResponse:
 @curator_required
 def queue_next(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
-    mention = selectors.next_in_queue(collection)
+    conflicts = request.GET.get("conflicts") == "1"  # only suggested links with a type conflict
+    mention = selectors.next_in_queue(collection, type_conflicts=conflicts)
     if mention is None:
-        messages.success(request, f"The review queue of {collection} is empty: every mention has a decision.")
+        empty = "has no open mention whose suggested link has a type conflict" if conflicts else "is empty: every mention has a decision"
+        messages.success(request, f"The review queue of {collection} {empty}.")
         return redirect("curation:dashboard", slug=slug)
     url = reverse("curation:document", args=[slug, mention.document_id])
-    return redirect(f"{url}?m={mention.pk}&queue=1")
+    return redirect(f"{url}?m={mention.pk}&queue=1{'&conflicts=1' if conflicts else ''}")
 
 
 def _document_context(document: Document) -> dict[str, Any]:
@@ -115,6 +120,7 @@ def document(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             "previous": previous,
             "next": following,
             "queue_mode": request.GET.get("queue") == "1",
+            "queue_conflicts": request.GET.get("conflicts") == "1",
             "mention_types": types or ["Disease"],
             "selected": request.GET.get("m", ""),
             "scopes": [

@@ -5,7 +5,9 @@ batches (:func:`suggest_for_collection`), and the candidate panel links the ment
 (:func:`panel_ranking`), storing what it shows when that differs from what is stored, so the rank recorded
 with a decision is the rank the curator saw. Decided mentions keep the suggestions they were decided on.
 Both read the linker through the one door, :func:`webapp.training.registry.get_active_linker`, so synonyms
-curators added in any process count.
+curators added in any process count, and both link each mention in its document
+(:meth:`linker.linker.Linker.link_in_context`): with a LATTE re-ranker the order and the scores stored are
+the re-ranker's, and each suggestion keeps whether its concept's known types conflict with the mention's.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import QuerySet
 
+from linker.rerank import MentionSpan
+from linker.rerank.results import LinkedMention
 from linker.retrieval import Candidate
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.models import OPEN_STATUSES, Decision
@@ -31,9 +35,24 @@ class PanelRanking:
     """The active linker's candidates for one mention, as the panel shows them (and as they are now stored)."""
 
     active: ActiveLinker
-    candidates: list[Candidate]  # ranked within each part
+    linked: LinkedMention  # candidates ranked within each part, with their types and homonyms where known
     part_queries: list[str] | None  # the linker's own parts, where it split a composite the source did not
     stored: bool  # these candidates replaced the stored suggestions just now (the mention may have become "suggested")
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        return self.linked.candidates
+
+
+def link_in_document(active: ActiveLinker, mentions: Sequence[Mention], document_text: str, k: int) -> list[LinkedMention]:
+    """The mentions of one document linked in their context (their offsets in ``document_text``)."""
+    spans = [MentionSpan(m.text, m.start, m.end) for m in mentions]
+    return active.linker.link_in_context(spans, document_text=document_text, k=k)
+
+
+def conflicts(linked: LinkedMention) -> list[bool]:
+    """Per candidate: whether its known types conflict with the mention's predicted ones (False without a re-ranker)."""
+    return [t.type_conflict for t in linked.typing] if linked.typing is not None else [False] * len(linked.candidates)
 
 
 def panel_ranking(mention: Mention, k: int = SUGGESTIONS_K) -> PanelRanking | None:
@@ -46,30 +65,31 @@ def panel_ranking(mention: Mention, k: int = SUGGESTIONS_K) -> PanelRanking | No
     active = get_active_linker(dictionary.slug) if dictionary is not None else None
     if active is None:
         return None
-    ranked = active.linker.link_mentions([mention.text], document_text=mention.document.text, k=k)[0]
+    linked = link_in_document(active, [mention], mention.document.text, k)[0]
+    ranked = linked.candidates
     stored = False
-    if mention.status in OPEN_STATUSES and _differs(mention, ranked, active.label):
+    if mention.status in OPEN_STATUSES and _differs(mention, linked, active.label):
         pks = concept_pks(active.dictionary_version, {c.concept_id for c in ranked})
         with transaction.atomic():
             locked = Mention.objects.select_for_update().get(pk=mention.pk)
-            if store_suggestions(locked, ranked, active.label, pks):
+            if store_suggestions(locked, ranked, active.label, pks, conflicts(linked)):
                 mention.status, mention.updated_at = locked.status, locked.updated_at
                 stored = True
     queries = None
     if max(1, len(mention.part_texts)) < max((c.part for c in ranked), default=0) + 1:
         queries = active.linker.queries_for([mention.text], document_text=mention.document.text)[0]
-    return PanelRanking(active, ranked, queries, stored)
+    return PanelRanking(active, linked, queries, stored)
 
 
-def _differs(mention: Mention, ranked: Sequence[Candidate], label: str) -> bool:
+def _differs(mention: Mention, linked: LinkedMention, label: str) -> bool:
     """Whether the stored suggestions are not the ranked candidates (read without a lock; rechecked under one)."""
     stored = list(mention.links.filter(origin=Link.Origin.MODEL).order_by("part", "rank", "-created_at", "-id"))
-    if len(stored) != len(ranked):
+    if len(stored) != len(linked.candidates):
         return True
     return any(
         link.concept_ref != c.concept_id or link.part != c.part or link.model_version != label
-        or round(link.score or 0.0, 6) != round(float(c.score), 6)
-        for link, c in zip(stored, ranked, strict=True)
+        or round(link.score or 0.0, 6) != round(float(c.score), 6) or link.type_conflict != conflict
+        for link, c, conflict in zip(stored, linked.candidates, conflicts(linked), strict=True)
     )
 
 
@@ -78,21 +98,26 @@ def concept_pks(version: DictionaryVersion, concept_ids: Iterable[str]) -> dict[
     return dict(Concept.objects.filter(version=version, concept_id__in=ids).values_list("concept_id", "pk")) if ids else {}
 
 
-def store_suggestions(mention: Mention, candidates: Sequence[Candidate], label: str, pks: dict[str, int]) -> bool:
+def store_suggestions(
+    mention: Mention, candidates: Sequence[Candidate], label: str, pks: dict[str, int], type_conflicts: Sequence[bool] = ()
+) -> bool:
     """Make the mention's model links exactly ``candidates`` (ranked per part) unless they are already.
 
+    ``type_conflicts`` (aligned with ``candidates``; empty: none) marks the suggestions whose concept's known
+    types conflict with the mention's predicted types: the review queue's "type conflicts" reads rank 1's.
     Only for open mentions (pending or suggested): a decided mention keeps the suggestions it was decided on.
     Call inside a transaction with the mention locked. Returns whether anything was written.
     """
     if mention.status not in OPEN_STATUSES:
         return False
-    wanted: list[tuple[int, int, str, float]] = []
+    flags = list(type_conflicts) or [False] * len(candidates)
+    wanted: list[tuple[int, int, str, float, bool]] = []
     rank_in_part: dict[int, int] = {}
-    for c in candidates:
+    for c, conflict in zip(candidates, flags, strict=True):
         rank_in_part[c.part] = rank_in_part.get(c.part, 0) + 1
-        wanted.append((c.part, rank_in_part[c.part], c.concept_id, round(float(c.score), 6)))
+        wanted.append((c.part, rank_in_part[c.part], c.concept_id, round(float(c.score), 6), bool(conflict)))
     stored = [
-        (link.part, link.rank, link.concept_ref, round(link.score or 0.0, 6), link.model_version)
+        (link.part, link.rank, link.concept_ref, round(link.score or 0.0, 6), link.type_conflict, link.model_version)
         for link in mention.links.filter(origin=Link.Origin.MODEL).order_by("part", "rank", "id")
     ]
     if stored == [(*w, label) for w in wanted]:
@@ -101,8 +126,8 @@ def store_suggestions(mention: Mention, candidates: Sequence[Candidate], label: 
     Link.objects.bulk_create(
         [
             Link(mention=mention, part=part, concept_id=pks.get(cid), concept_ref=cid, origin=Link.Origin.MODEL,
-                 score=score, rank=rank, model_version=label)
-            for part, rank, cid, score in wanted
+                 score=score, rank=rank, model_version=label, type_conflict=conflict)
+            for part, rank, cid, score, conflict in wanted
         ]
     )
     if mention.status == Mention.Status.PENDING and wanted:
@@ -131,9 +156,11 @@ def suggest_links(mentions: QuerySet[Mention], dictionary_slug: str, k: int = SU
                 rows = list(mentions.filter(document=document, status__in=OPEN_STATUSES).select_for_update().order_by("pk"))
                 if not rows:
                     continue
-                ranked = active.linker.link_mentions([m.text for m in rows], document_text=document.text, k=k)
-                pks = concept_pks(active.dictionary_version, {c.concept_id for cands in ranked for c in cands})
-                updated += sum(store_suggestions(m, cands, active.label, pks) for m, cands in zip(rows, ranked, strict=True))
+                linked = link_in_document(active, rows, document.text, k)
+                pks = concept_pks(active.dictionary_version, {c.concept_id for one in linked for c in one.candidates})
+                updated += sum(
+                    store_suggestions(m, one.candidates, active.label, pks, conflicts(one)) for m, one in zip(rows, linked, strict=True)
+                )
     return updated
 
 

@@ -1,0 +1,77 @@
+"""Where candidate concepts sit in the hierarchy: their shortest path from a root, their parents and siblings.
+
+Read only; one recursive query for the paths of all of a panel's candidates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import connection
+
+from webapp.vocab.hierarchy import paths_to_roots
+from webapp.vocab.models import Concept, HierarchyEdge
+
+MAX_SIBLINGS = 15
+
+
+_ANCESTORS_OF_MANY_SQL = """
+WITH RECURSIVE up(child_id, parent_id) AS (
+    SELECT child_id, parent_id FROM {edge} WHERE child_id = ANY(%s)
+    UNION
+    SELECT e.child_id, e.parent_id FROM {edge} e JOIN up ON e.child_id = up.parent_id
+)
+SELECT up.child_id, up.parent_id, c.version_id, c.concept_id, c.preferred_name
+FROM up JOIN {concept} c ON c.id = up.parent_id
+ORDER BY up.child_id, up.parent_id
+"""
+
+
+def first_paths(pks: list[int], limit: int = 8) -> dict[int, tuple[list[Concept], int]]:
+    """Per concept: its shortest path from a root (root first) and how many other paths exist (up to ``limit``).
+
+    One recursive query for all candidates' ancestors, their names included, whatever the number of candidates.
+    Path nodes are unsaved-looking Concept instances with id, concept id and preferred name only.
+    """
+    if not pks:
+        return {}
+    parents: dict[int, list[int]] = {}
+    nodes: dict[int, Concept] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(_ANCESTORS_OF_MANY_SQL.format(edge=HierarchyEdge._meta.db_table, concept=Concept._meta.db_table), [pks])
+        for child, parent, version_id, cid, name in cursor.fetchall():
+            parents.setdefault(child, []).append(parent)
+            nodes[parent] = Concept(pk=parent, version_id=version_id, concept_id=cid, preferred_name=name)
+    out: dict[int, tuple[list[Concept], int]] = {}
+    for pk in pks:
+        pk_paths, _ = paths_to_roots(pk, parents, limit)
+        pk_paths.sort(key=len)
+        if not pk_paths or len(pk_paths[0]) < 2:
+            out[pk] = ([], 0)
+            continue
+        out[pk] = ([nodes[p] for p in pk_paths[0][:-1]], len(pk_paths) - 1)
+    return out
+
+
+@dataclass(frozen=True)
+class Family:
+    concept: Concept
+    parents: list[tuple[Concept, list[Concept], bool]]  # parent, its other children (siblings), more siblings exist
+    children: list[Concept]
+    more_children: bool
+
+
+def family(concept: Concept) -> Family:
+    """Parents of a concept with their other children (the concept's siblings), and its own children."""
+    parent_ids = list(HierarchyEdge.objects.filter(child=concept).values_list("parent_id", flat=True))
+    concepts = Concept.objects.select_related("version__dictionary")
+    parents = concepts.in_bulk(parent_ids)
+    out = []
+    for pid in parent_ids:
+        siblings = list(
+            concepts.filter(parent_edges__parent_id=pid).exclude(pk=concept.pk).order_by("preferred_name").distinct()[: MAX_SIBLINGS + 1]
+        )
+        out.append((parents[pid], siblings[:MAX_SIBLINGS], len(siblings) > MAX_SIBLINGS))
+    out.sort(key=lambda p: p[0].preferred_name.lower())
+    children = list(concepts.filter(parent_edges__parent=concept).order_by("preferred_name").distinct()[: MAX_SIBLINGS + 1])
+    return Family(concept, out, children[:MAX_SIBLINGS], len(children) > MAX_SIBLINGS)

@@ -1,0 +1,178 @@
+"""The candidate panel's data: one read-only function, :func:`panel`, over a live ranking or the stored suggestions.
+
+The live ranking (which may store new suggestions) is computed by
+:func:`webapp.curation.services.suggestions.panel_ranking` and handed in; with a LATTE re-ranker each row
+carries what the re-ranker says of it (:mod:`webapp.curation.panel_types`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from webapp.corpus.models import Collection, Link, Mention
+from webapp.curation.lineage import first_paths
+from webapp.curation.models import Decision
+from webapp.curation.panel_types import CandidateTypes, MentionTypes, candidate_types, mention_types
+from webapp.curation.services.suggestions import PanelRanking
+from webapp.training.models import IndexVersion
+from webapp.vocab.models import Concept, DictionaryVersion, KnownType
+
+STORED_CONFLICT = "Type conflict: flagged by the model when it made this suggestion."
+
+
+@dataclass(frozen=True)
+class CandidateRow:
+    number: int  # 1-based across parts: the key that picks it
+    part: int
+    part_text: str
+    rank: int  # within its part
+    concept_id: str
+    concept: Concept | None  # None: an id the dictionary version lacks
+    matched: str  # the name that matched ("" where unknown)
+    score: float
+    bar: int  # 0..100, relative to the part's top score
+    dense: float | None
+    sparse: float | None
+    known_types: list[KnownType]
+    path: list[Concept]  # root first, the concept last; empty for a root
+    more_paths: int
+    parent: Concept | None
+    is_current: bool  # the mention's current curator link
+    is_gold: bool
+    types: CandidateTypes  # the re-ranker's latent type and type conflict; homonyms of the matched name
+    homonyms: list[tuple[str, Concept | None]]  # the other concepts owning the matched name
+
+    @property
+    def preferred_name(self) -> str:
+        return self.concept.preferred_name if self.concept else self.concept_id
+
+    @property
+    def matched_is_preferred(self) -> bool:
+        return not self.matched or self.matched == self.preferred_name
+
+
+@dataclass(frozen=True)
+class Panel:
+    mention: Mention
+    parts: list[str]  # one entry per part (the mention text for a simple mention)
+    candidates: list[CandidateRow]
+    model_version: str
+    live: bool  # candidates come from the active linker (False: stored suggestions only)
+    version: DictionaryVersion | None  # the dictionary version concepts are searched in
+    current: Link | None  # latest curator link
+    gold: list[Link]
+    latest: Decision | None
+    note: str = ""
+    stored: bool = False  # the panel stored new suggestions (the mention may have become "suggested")
+    types: MentionTypes | None = None  # who ranked, the mention's predicted types (None: stored suggestions)
+
+    @property
+    def is_composite(self) -> bool:
+        return len(self.parts) > 1
+
+
+def search_version(collection: Collection) -> DictionaryVersion | None:
+    """The dictionary version concept search looks in: the one the active index serves, else the latest."""
+    dictionary = collection.dictionary
+    if dictionary is None:
+        return None
+    active = IndexVersion.objects.filter(dictionary=dictionary, state=IndexVersion.State.ACTIVE).select_related("dictionary_version").first()
+    return active.dictionary_version if active is not None else dictionary.latest_version()
+
+
+def _safe(value: float) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+# (part, rank, concept id, matched name, score, dense, sparse, types)
+_Candidate = tuple[int, int, str, str, float, float | None, float | None, CandidateTypes]
+
+
+def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
+    """Everything the candidate panel shows for one mention (the mention comes with document__collection__dictionary).
+
+    ``ranking`` is the active linker's live ranking, already stored as the mention's suggestions where it is
+    open, so the rank recorded with a decision is the rank shown; None without an active index: the stored
+    suggestions are shown. Every query here is a handful of rows by index.
+    """
+    dictionary = mention.document.collection.dictionary
+    parts = list(mention.part_texts) or [mention.text]
+    links = list(mention.links.select_related("concept__version__dictionary", "created_by").order_by("part", "rank", "-created_at", "-id"))
+    note = ""
+    candidates: list[_Candidate] = []
+    version: DictionaryVersion | None
+    types: MentionTypes | None = None
+    if ranking is not None:
+        version = ranking.active.dictionary_version
+        linker = ranking.active.linker
+        per_candidate = candidate_types(linker, ranking.linked)
+        wanted = {c.concept_id for c in ranking.candidates} | {h for t in per_candidate for h in t.homonyms}
+        by_cid = _concepts(version, wanted)
+        seen_rank: dict[int, int] = {}
+        for c, typed in zip(ranking.candidates, per_candidate, strict=True):
+            seen_rank[c.part] = seen_rank.get(c.part, 0) + 1
+            candidates.append((c.part, seen_rank[c.part], c.concept_id, c.name, float(c.score), _safe(c.dense), _safe(c.sparse), typed))
+        model_version, live = ranking.active.label, True
+        types = mention_types(linker, ranking.linked)
+        if ranking.part_queries is not None:
+            # The linker split a composite mention the source did not: name the parts as it queried them.
+            parts = ranking.part_queries
+    else:
+        model_links = [link for link in links if link.origin == Link.Origin.MODEL]
+        version = dictionary.latest_version() if dictionary is not None else None
+        candidates = [
+            (s.part, s.rank or i + 1, s.concept_ref, "", s.score or 0.0, None, None, CandidateTypes(conflict=STORED_CONFLICT if s.type_conflict else ""))
+            for i, s in enumerate(model_links)
+        ]
+        by_cid = {s.concept_ref: s.concept for s in model_links if s.concept is not None}
+        model_version, live = (model_links[0].model_version if model_links else ""), False
+        note = (
+            "No active index for this dictionary: showing stored suggestions." if model_links
+            else "No active index for this dictionary and no stored suggestions: search for a concept (/)."
+        )
+    shown_pks = [by_cid[c[2]].pk for c in candidates if c[2] in by_cid]
+    known = _known_types(shown_pks)
+    paths = first_paths(shown_pks)
+    curated = sorted((link for link in links if link.origin == Link.Origin.CURATOR), key=lambda link: (link.created_at, link.pk))
+    current = curated[-1] if curated else None
+    gold = [link for link in links if link.origin == Link.Origin.GOLD]
+    gold_pks = {g.concept_id for g in gold if g.concept_id}
+    top_by_part = {c[0]: c[4] for c in candidates if c[1] == 1}
+    rows = []
+    for number, (part, rank, cid, matched, score, dense, sparse, typed) in enumerate(candidates, start=1):
+        concept = by_cid.get(cid)
+        pk = concept.pk if concept is not None else None
+        top = top_by_part.get(part) or 0.0
+        ancestors, more = paths.get(pk, ([], 0)) if pk else ([], 0)
+        rows.append(
+            CandidateRow(
+                number=number, part=part, part_text=parts[part] if part < len(parts) else mention.text, rank=rank,
+                concept_id=cid, concept=concept, matched=matched, score=score,
+                bar=max(2, min(100, round(100 * score / top))) if top > 0 else 0,
+                dense=dense, sparse=sparse, known_types=known.get(pk, []) if pk else [],
+                path=[*ancestors, concept] if ancestors and concept is not None else [], more_paths=more,
+                parent=ancestors[-1] if ancestors else None,
+                is_current=current is not None and current.concept_id is not None and current.concept_id == pk,
+                is_gold=pk in gold_pks if pk else False,
+                types=typed, homonyms=[(h, by_cid.get(h)) for h in typed.homonyms],
+            )
+        )
+    latest = Decision.objects.filter(mention=mention).select_related("user", "concept").order_by("-created_at", "-id").first()
+    stored = ranking.stored if ranking is not None else False
+    return Panel(mention, parts, rows, model_version, live, version, current, gold, latest, note, stored, types)
+
+
+def _concepts(version: DictionaryVersion, concept_ids: set[str]) -> dict[str, Concept]:
+    if not concept_ids:
+        return {}
+    rows = Concept.objects.filter(version=version, concept_id__in=concept_ids).select_related("version__dictionary")
+    return {c.concept_id: c for c in rows}
+
+
+def _known_types(concept_pks_: list[int]) -> dict[int, list[KnownType]]:
+    out: dict[int, list[KnownType]] = {}
+    through = Concept.known_types.through.objects.filter(concept_id__in=concept_pks_).select_related("knowntype__vocabulary")
+    for row in through.order_by("knowntype__label"):
+        out.setdefault(row.concept_id, []).append(row.knowntype)
+    return out
