@@ -45,13 +45,15 @@ class TokenStates:
     """``mentions(contexts)`` / ``names(names)`` -> one :data:`Item` per input (special tokens dropped)."""
 
     def __init__(self, encoder: TransformerEncoder, mention_max_length: int = 64, name_max_length: int = 24,
-                 batch_size: int = 64, name_cache_size: int = 50_000) -> None:
+                 batch_size: int = 64, cache_size: int = 100_000) -> None:
         self.encoder = encoder
         self.mention_max_length = mention_max_length
         self.name_max_length = name_max_length
         self.batch_size = batch_size
+        # Both caches are bounded: a serving linker sees an unbounded stream of mentions.
         self._name_cache: OrderedDict[str, Item] = OrderedDict()
-        self._name_cache_size = name_cache_size
+        self._mention_cache: OrderedDict[MentionContext, Item] = OrderedDict()
+        self._cache_size = cache_size
 
     @property
     def dim(self) -> int:
@@ -70,6 +72,17 @@ class TokenStates:
 
     def mentions(self, contexts: Sequence[MentionContext]) -> list[Item]:
         """Query [SEP] window, each token flagged as query, mention (inside the window) or context."""
+        missing = [c for c in dict.fromkeys(contexts) if c not in self._mention_cache]
+        for ctx, item in zip(missing, self._encode_mentions(missing), strict=True):
+            self._mention_cache[ctx] = item
+        out = [self._mention_cache[c] for c in contexts]
+        for c in contexts:
+            self._mention_cache.move_to_end(c)
+        while len(self._mention_cache) > self._cache_size:
+            self._mention_cache.popitem(last=False)
+        return out
+
+    def _encode_mentions(self, contexts: Sequence[MentionContext]) -> list[Item]:
         out: list[Item] = []
         tok = self.encoder.tokenizer
         for start in range(0, len(contexts), self.batch_size):
@@ -115,6 +128,6 @@ class TokenStates:
             item = self._name_cache[n]
             self._name_cache.move_to_end(n)
             out.append(item)
-        while len(self._name_cache) > self._name_cache_size:
+        while len(self._name_cache) > self._cache_size:
             self._name_cache.popitem(last=False)
         return out

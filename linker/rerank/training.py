@@ -279,15 +279,19 @@ def train_reranker(
     on_step: ProgressCallback | None = None,
     on_epoch_end: ProgressCallback | None = None,
     checkpoint_dir: Path | None = None,
+    states: TokenStates | None = None,
 ) -> tuple[Reranker, dict[str, Any]]:
     """Train on ``train`` (dev, when given, is scored after each epoch); returns the re-ranker and a report.
-    ``encoder_owner`` is the linker whose transformer provides the token states."""
+    ``encoder_owner`` is the linker whose transformer provides the token states; ``states`` shares the token
+    states already computed by an earlier training on the same examples (the ablations)."""
     encoder = encoder_owner.encoder
     t0 = time.perf_counter()
     labels = known_type_labels(concept_types, cfg.min_type_count, cfg.max_known_types) if cfg.known_type_weight > 0 else []
     model_config = LatteConfig(**{**model_config.to_dict(), "input_dim": encoder.dim, "known_types": len(labels)})
     model = LatteModel(model_config)
     reranker = Reranker(model, encoder, settings, labels, {k: tuple(v) for k, v in concept_types.items()})
+    if states is not None:
+        reranker.states = states
     states = reranker.states
     fit, held = _split_by_document(train, cfg.holdout_share)
     train_data = _Batchable(fit, states, labels, concept_types)
