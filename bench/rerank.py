@@ -18,8 +18,9 @@ Figures are appended to bench/RESULTS.md with the machine they ran on.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
+import os
+import platform
 import statistics
 import sys
 import time
@@ -30,7 +31,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-describe_machine = importlib.import_module("bench.import").describe_machine
 DATA = ROOT.parent / "shared" / "data"
 DATASETS: dict[str, dict[str, Any]] = {
     "ncbi": {"dev": DATA / "ncbi-disease" / "NCBIdevelopset_corpus.txt", "types": None,
@@ -110,6 +110,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 entry["ablations"][label] = protocol(Path(folder), spec["dev"], spec["types"])
         result[name] = entry
     return result
+
+
+def describe_machine() -> str:
+    """The CPU and GPU, as bench/linking.py describes them (no database is involved here)."""
+    import torch
+
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+    return (f"{os.cpu_count()}-core CPU ({platform.processor() or platform.machine()}), {gpu}, "
+            f"torch threads {torch.get_num_threads()}, Python {platform.python_version()}")
 
 
 def _markdown(result: dict[str, Any], command: str, note: str) -> str:

@@ -17,8 +17,9 @@ bench/RESULTS.md with the machine.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
+import os
+import platform
 import sys
 import time
 from dataclasses import replace
@@ -29,7 +30,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-describe_machine = importlib.import_module("bench.import").describe_machine
 DATA = ROOT.parent / "shared" / "data"
 DATASETS: dict[str, dict[str, Any]] = {
     "ncbi": {"dictionary": DATA / "medic" / "medic_06Jul2012.txt", "types_from": DATA / "medic" / "CTD_diseases.tsv.gz",
@@ -85,6 +85,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                     "seconds": time.perf_counter() - t1}
         print(name, json.dumps(result["variants"][name]), file=sys.stderr, flush=True)
     return result
+
+
+def describe_machine() -> str:
+    """The CPU and GPU, as bench/linking.py describes them (no database is involved here)."""
+    import torch
+
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+    return (f"{os.cpu_count()}-core CPU ({platform.processor() or platform.machine()}), {gpu}, "
+            f"torch threads {torch.get_num_threads()}, Python {platform.python_version()}")
 
 
 def _markdown(result: dict[str, Any], command: str, note: str) -> str:
