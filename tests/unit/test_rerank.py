@@ -148,3 +148,29 @@ def test_homonyms_are_named_on_the_candidates_that_share_a_name(minilm, tiny_tab
     linked = linker.link_in_context([MentionSpan("breast cancer")], "breast cancer", k=3)[0]
     shared = dict(zip((c.concept_id for c in linked.candidates), linked.homonyms, strict=True))
     assert shared["D001943"] == ("OMIM:114480",) and shared["OMIM:114480"] == ("D001943",)
+
+
+def _write_pubtator(docs: list[PubTatorDocument], path: Path) -> Path:
+    lines = []
+    for d in docs:
+        lines += [f"{d.pmid}|t|{d.title}", f"{d.pmid}|a|{d.abstract}"]
+        lines += [f"{d.pmid}\t{m.start}\t{m.end}\t{m.text}\t{m.mention_type}\t{m.ids_raw}" for m in d.mentions]
+        lines.append("")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_the_cli_trains_a_reranker_and_evaluates_it_in_context(trained, tiny_dictionary_file: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from linker.__main__ import main
+
+    root, _, _ = trained
+    train_file = _write_pubtator(_docs(12), tmp_path / "train.txt")
+    dev_file = _write_pubtator(_docs(3), tmp_path / "dev.txt")
+    out = tmp_path / "cli-latte"
+    assert main(["train-rerank", "--dictionary", str(tiny_dictionary_file), "--train", str(train_file),
+                 "--base", str(root / "base"), "--out", str(out), "--dev", str(dev_file), "--epochs", "2",
+                 "--latent-types", "8", "--hidden", "8", "--top-k", "4", "--without", "latent"]) == 0
+    linker = Linker.load(out, strict_rerank=True)
+    assert linker.reranker is not None and linker.reranker.model.config.use_latent is False
+    assert json.loads((out / "training_report.json").read_text())["method"] == "latte"
+    assert main(["evaluate", "--artifact", str(out), "--eval", str(dev_file)]) == 0
