@@ -145,3 +145,14 @@ def test_suggested_links_with_a_type_conflict_have_their_own_queue(bob_client, d
     assert ">hypertension</a>" in filtered and ">asthma</a>" not in filtered
     response = bob_client.get("/curate/demo/queue/next/?conflicts=1")
     assert response.status_code == 302 and f"m={hypertension.pk}&queue=1&conflicts=1" in response["Location"]
+
+
+def test_an_index_built_with_a_latte_artifact_keeps_its_reranker(demo, latte) -> None:  # type: ignore[no-untyped-def]
+    """``build_index --model <train-rerank output>``: the re-ranker comes along when it fits the dictionary."""
+    from django.core.management import call_command
+
+    forget_all()
+    call_command("build_index", dictionary=demo.dictionary.slug, model=latte, activate=True)
+    active = get_active_linker(demo.dictionary.slug)
+    assert active is not None and active.linker.reranker is not None
+    assert str(active.linker.ranked_by) == "latte"

@@ -67,6 +67,21 @@ def _encoder_and_config(encoder: EncoderModel | None) -> tuple[Any, LinkerConfig
     return TransformerEncoder.load(folder), LinkerConfig()
 
 
+def _carry_reranker(encoder: EncoderModel | None, linker: Linker, say: Progress) -> None:
+    """An index built with a linker artifact that holds a LATTE re-ranker (``python -m linker train-rerank``)
+    keeps it when it fits this dictionary version and encoder; otherwise the index serves the retriever's
+    ranking and the build says why."""
+    if encoder is None or not (Path(encoder.artifact_path) / "rerank").is_dir():
+        return
+    from linker.rerank import Reranker, RerankerError
+
+    try:
+        linker.reranker = Reranker.load(Path(encoder.artifact_path) / "rerank", linker.encoder, linker.table)
+        say("the artifact's LATTE re-ranker is carried over")
+    except RerankerError as exc:
+        say(f"the artifact's re-ranker is not used: {exc}")
+
+
 def create_index_version(version: DictionaryVersion, encoder: EncoderModel | None, user: Any = None) -> IndexVersion:
     return IndexVersion.objects.create(
         dictionary=version.dictionary, dictionary_version=version, encoder=encoder, created_by=user
@@ -86,6 +101,7 @@ def build_index(index: IndexVersion, progress: Progress | None = None) -> IndexV
         encoder, config = _encoder_and_config(index.encoder)
         linker = Linker.build(records, encoder, config, metadata={"index_version": index.pk})
         say(f"{len(linker.table)} names indexed")
+        _carry_reranker(index.encoder, linker, say)
         tmp = folder.with_name(folder.name + ".partial")
         shutil.rmtree(tmp, ignore_errors=True)
         linker.save(tmp)
