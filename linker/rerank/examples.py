@@ -41,6 +41,7 @@ class RerankExample:
     gold: frozenset[str]
     rejected: frozenset[str] = frozenset()
     document: str = ""
+    fold: int = -1  # the cross-fitting fold its candidates were retrieved in (-1: not cross-fitted)
 
     @property
     def positives(self) -> list[int]:
@@ -129,7 +130,9 @@ def cross_fitted_examples(
             counts[cid] = counts.get(cid, 0) + n
         linker = _fold_linker(base, dictionary, pairs, counts, vector_of)
         mentions = build_eval_set(held, dictionary, preprocessor, mention_types)
-        out.extend(examples_for(linker, mentions, texts, top_k, window_words, rejections, n_mentions))
+        for example in examples_for(linker, mentions, texts, top_k, window_words, rejections, n_mentions):
+            example.fold = fold
+            out.append(example)
         n_mentions += len(mentions)
         if on_fold is not None:
             on_fold(fold + 1, max(1, folds))
