@@ -52,6 +52,7 @@ class Config:
     data: Path = ROOT.parent / "shared" / "data"
     record: bool = True
     seed: int = 13
+    artifact: Path | None = None  # a linker artifact over CTD_diseases (e.g. with a LATTE re-ranker) to serve instead
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -128,9 +129,19 @@ def prepare(cfg: Config) -> dict[str, Any]:
     call_command("build_index", "--dictionary", "medic", "--sparse-only", "--activate", verbosity=0)
     timings["build_sparse_index_medic_s"] = round(time.perf_counter() - t0, 1)
     call_command("import_documents", str(cfg.data / DOCUMENTS), "--collection", "bc5cdr-dev", "--dictionary", "medic", verbosity=0)
+    if cfg.artifact is not None:
+        # Served as it is (no re-encoding): an artifact trained on the same CTD release fits the dictionary.
+        from webapp.training.services import activate_index
+        from webapp.vocab.models import Dictionary
+
+        medic = Dictionary.objects.get(slug="medic")
+        served = IndexVersion.objects.create(dictionary=medic, dictionary_version=medic.latest_version(),
+                                             artifact_path=str(cfg.artifact.resolve()), state=IndexVersion.State.READY)
+        activate_index(served.pk)
     index = IndexVersion.objects.get(state=IndexVersion.State.ACTIVE)
     names = dict(Name.objects.values_list("concept__version__dictionary__slug").annotate(n=Count("id")).order_by())
-    return {**timings, "names": names, "names_total": sum(names.values()), "medic_index_names": index.name_count}
+    return {**timings, "names": names, "names_total": sum(names.values()), "medic_index_names": index.name_count,
+            "served": str(cfg.artifact) if cfg.artifact is not None else "sparse index"}
 
 
 def _client() -> Any:
@@ -162,12 +173,15 @@ def bench_panel(cfg: Config) -> dict[str, Any]:
     mentions = list(Mention.objects.filter(document__collection__slug="bc5cdr-dev", mention_type="Disease").values_list("pk", flat=True))
     sample = rng.sample(mentions, min(cfg.mentions, len(mentions)))
     t0 = time.perf_counter()
-    get_active_linker("medic")  # loading the index once per process is not the panel's cost
+    active = get_active_linker("medic")  # loading the index once per process is not the panel's cost
     load_s = time.perf_counter() - t0
+    ranked_by = active.linker.ranked_by if active is not None else "none"
+    problem = active.linker.reranker_problem if active is not None else None
     _timed(client, f"/curate/mentions/{sample[0]}/panel/")  # warm the templates
     first = [_timed(client, f"/curate/mentions/{pk}/panel/") for pk in sample[1:]]
     again = [_timed(client, f"/curate/mentions/{pk}/panel/") for pk in sample[1:]]
-    return {"index_load_s": round(load_s, 2), "first_view": summary(first), "repeat_view": summary(again)}
+    return {"index_load_s": round(load_s, 2), "ranked_by": ranked_by, "reranker_problem": problem,
+            "first_view": summary(first), "repeat_view": summary(again)}
 
 
 def _queries(texts: list[str], rng: random.Random, n: int) -> list[str]:
@@ -228,7 +242,7 @@ def append_results(result: dict[str, Any]) -> None:
         f"## {result['date'][:16].replace('T', ' ')} UTC curation panel and concept search (bench/curation.py)",
         "",
         f"Machine: {result['machine']}; 1-minute load average {result['load_avg_1m_at_start']} at the start.",
-        f"Data: full CTD MEDIC ({setup['names'].get('medic', 0):,} names; sparse index of {setup['medic_index_names']:,} names), "
+        f"Data: full CTD MEDIC ({setup['names'].get('medic', 0):,} names; served: {setup.get('served', 'sparse index')}), "
         f"HPO ({setup['names'].get('hpo', 0):,} names), DOID ({setup['names'].get('doid', 0):,} names): {setup['names_total']:,} names in the "
         "trigram index; BC5CDR development abstracts as the collection. Server time through Django's test client (no network).",
         "",
@@ -241,7 +255,8 @@ def append_results(result: dict[str, Any]) -> None:
         lines.append(f"| concept search in {slug} | {f['n']} | {f['p50_ms']} | {f['p95_ms']} | {f['max_ms']} | p95 < 100 |")
     lines.append(f"| concept search, all | {s['all']['n']} | {s['all']['p50_ms']} | {s['all']['p95_ms']} | {s['all']['max_ms']} | p95 < 100 |")
     lines.append("")
-    lines.append(f"Search queries: {s['query_kinds']}. Index load once per process: {p['index_load_s']} s (not in the panel figures).")
+    lines.append(f"Search queries: {s['query_kinds']}. Index load once per process: {p['index_load_s']} s (not in the panel figures). "
+                 f"Panel ranked by: {p.get('ranked_by')}.")
     with open(RESULTS, "a", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
 
@@ -252,10 +267,12 @@ def parse_args(argv: list[str] | None = None) -> Config:
     parser.add_argument("--searches", type=int, default=Config.searches, help="Search queries per dictionary.")
     parser.add_argument("--data", type=Path, default=Config.data, help="The shared data folder.")
     parser.add_argument("--no-record", action="store_true", help="Print only; do not append to bench/RESULTS.md.")
+    parser.add_argument("--artifact", type=Path, help="Serve this linker artifact over CTD_diseases (e.g. one with a LATTE re-ranker).")
     args = parser.parse_args(argv)
     if args.mentions < 2 or args.searches < 1:
         parser.error("--mentions must be at least 2 and --searches at least 1")
-    return Config(mentions=args.mentions, searches=args.searches, data=args.data, record=not args.no_record)
+    return Config(mentions=args.mentions, searches=args.searches, data=args.data, record=not args.no_record,
+                  artifact=args.artifact)
 
 
 if __name__ == "__main__":
