@@ -62,3 +62,9 @@ def test_bad_requests_name_what_is_wrong(alice, world) -> None:  # type: ignore[
     folder = client.post("/api/training-runs/", {"dictionary": "mini", "collections": ["gold"], "base_model": "/no/such/model"}, format="json")
     assert folder.status_code == 400 and "not a folder" in folder.json()["base_model"][0]
     assert not TrainingRun.objects.exists()
+
+
+def test_a_base_model_path_too_long_for_the_file_system_is_a_400_not_a_500(alice, world) -> None:  # type: ignore[no-untyped-def]
+    body = {"dictionary": "mini", "collections": ["gold"], "base_model": "a" * 5000}
+    response = _client(alice).post("/api/training-runs/", body, format="json")
+    assert response.status_code == 400 and "base_model" in response.json()

@@ -13,7 +13,7 @@ import pytest
 from linker import recipe
 from linker.data import iter_pubtator
 from linker.dictionary import NameTable
-from linker.recipe import METHODS, BioSynRecipeConfig, Method, TrainingCallbacks, TrainingInputs, prior_counts
+from linker.recipe import METHODS, BioSynRecipeConfig, LatteRecipeConfig, Method, TrainingCallbacks, TrainingInputs, prior_counts
 
 TRAIN = """\
 1|t|Adult onset diabetes and breast carcinoma.
@@ -52,13 +52,14 @@ def _inputs(table: NameTable, out: Path) -> TrainingInputs:
     return TrainingInputs(table=table, pairs=[("kahler disease", "D009101")], concept_counts={}, out=out)
 
 
-def test_biosyn_is_in_the_table_and_a_name_is_registered_once(echo: Method[_EchoConfig]) -> None:
+def test_biosyn_and_latte_are_in_the_table_and_a_name_is_registered_once(echo: Method[_EchoConfig]) -> None:
     assert METHODS["biosyn"].config_class is BioSynRecipeConfig
-    assert sorted(METHODS) == ["biosyn", "echo"]
+    assert METHODS["latte"].config_class is LatteRecipeConfig
+    assert sorted(METHODS) == ["biosyn", "echo", "latte"]
     with pytest.raises(ValueError, match="already registered"):
         recipe.register(echo)
-    with pytest.raises(ValueError, match="unknown training method 'latte'; known: biosyn, echo"):
-        recipe.get_method("latte")
+    with pytest.raises(ValueError, match="unknown training method 'bne'; known: biosyn, echo, latte"):
+        recipe.get_method("bne")
 
 
 def test_an_artifact_appears_complete_without_checkpoints(echo: Method[_EchoConfig], tiny_table: NameTable, tmp_path: Path) -> None:

@@ -54,9 +54,16 @@ class TrainingRunStartSerializer(serializers.Serializer):
     )
 
     def validate_base_model(self, value: str) -> str:
-        if value and ("\x00" in value or not Path(value).is_dir()):
+        if value and ("\x00" in value or not _is_folder(value)):
             raise serializers.ValidationError("not a folder on the workers' machine (a local Hugging Face model)")
         return value
+
+
+def _is_folder(value: str) -> bool:
+    try:
+        return Path(value).is_dir()
+    except (OSError, ValueError):  # a name too long for the file system, or one it cannot encode
+        return False
 
 
 class TrainingRunViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
