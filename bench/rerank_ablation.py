@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     states = TokenStates(base.encoder, settings.mention_max_length, settings.name_max_length)
     result: dict[str, Any] = {"machine": describe_machine(), "dataset": args.dataset, "base": str(args.base),
                               "candidates_s": time.perf_counter() - t0, "epochs": args.epochs, "variants": {}}
-    for name, change in VARIANTS.items():
+    for name in args.variants.split(","):
+        change = VARIANTS[name]
         model_change = {k: v for k, v in change.items() if k.startswith("use_")}
         training = RerankTrainingConfig(epochs=args.epochs, **{k: v for k, v in change.items() if not k.startswith("use_")})
         t1 = time.perf_counter()
@@ -117,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", required=True, help="the linker artifact to re-rank over")
     parser.add_argument("--dataset", default="ncbi", choices=sorted(DATASETS))
     parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of {', '.join(VARIANTS)}")
     parser.add_argument("--note", default="")
     parser.add_argument("--no-results", action="store_true")
     args = parser.parse_args(argv)
