@@ -93,6 +93,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if not artifact:
             continue
         artifact = Path(artifact)
+        if args.latency_only:
+            result[name] = {"latency": latency(artifact, spec["dev"], spec["types"], args.latency_mentions)}
+            continue
         report = json.loads((artifact / "training_report.json").read_text()) if (artifact / "training_report.json").exists() else {}
         entry: dict[str, Any] = {
             "retriever": evaluate_main(artifact, [spec["dev"]], spec["types"], rerank=False),
@@ -130,6 +133,9 @@ def _markdown(result: dict[str, Any], command: str, note: str) -> str:
         if name not in result:
             continue
         e = result[name]
+        if "retriever" not in e:
+            lines += ["", f"### {name} dev: latency only (one mention in its document, k=10)", "", f"`{json.dumps(e['latency'])}`"]
+            continue
         lines += ["", f"### {name} dev", "", "| system | Acc@1 | Acc@5 | mentions/s |", "|---|---|---|---|"]
         for label in ("retriever", "reranked"):
             m = e[label]
@@ -152,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--artifact-bc5cdr")
     parser.add_argument("--ablation", action="append", default=[], help="name=artifact (NCBI), repeatable")
     parser.add_argument("--latency-mentions", type=int, default=200)
+    parser.add_argument("--latency-only", action="store_true", help="only the per-mention latency (a quiet machine)")
     parser.add_argument("--note", default="")
     parser.add_argument("--no-results", action="store_true")
     args = parser.parse_args(argv)
