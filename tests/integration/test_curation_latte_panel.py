@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from linker.retrieval import Candidate
-from tests.curation_latte import activate_artifact, corrupted_copy, linked, mention_with_a_conflict, train_demo_latte
+from tests.curation_latte import (
+    activate_artifact,
+    corrupted_copy,
+    linked,
+    mention_with_a_conflict,
+    train_demo_latte,
+)
 from webapp.corpus.models import Collection, Link, Mention
 from webapp.curation import selectors
 from webapp.curation.services import panel_ranking, store_suggestions, suggest_for_collection

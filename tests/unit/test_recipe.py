@@ -13,7 +13,15 @@ import pytest
 from linker import recipe
 from linker.data import iter_pubtator
 from linker.dictionary import NameTable
-from linker.recipe import METHODS, BioSynRecipeConfig, LatteRecipeConfig, Method, TrainingCallbacks, TrainingInputs, prior_counts
+from linker.recipe import (
+    METHODS,
+    BioSynRecipeConfig,
+    LatteRecipeConfig,
+    Method,
+    TrainingCallbacks,
+    TrainingInputs,
+    prior_counts,
+)
 
 TRAIN = """\
 1|t|Adult onset diabetes and breast carcinoma.

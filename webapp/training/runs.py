@@ -23,8 +23,8 @@ from django.db import transaction
 from webapp.core.queue import QueueUnavailable, enqueue
 from webapp.corpus.models import Collection
 from webapp.training.errors import RunError
-from webapp.training.models import STALE_AFTER, TrainingRun
 from webapp.training.latte import base_index
+from webapp.training.models import STALE_AFTER, TrainingRun
 from webapp.training.params import clean_params, params_method
 from webapp.vocab.models import Dictionary
 
