@@ -51,14 +51,14 @@ def protocol(artifact: Path, dev: Path, types: set[str] | None) -> dict[str, flo
     from linker.linker import Linker
     from linker.protocol import build_eval_set
     from linker.rerank.examples import examples_for
-    from linker.rerank.training import _Batchable, evaluate_reranking
+    from linker.rerank.training import PreparedExamples, evaluate_reranking
 
     linker = Linker.load(artifact, strict_rerank=True)
     assert linker.reranker is not None
     docs = list(iter_pubtator(dev))
     eval_set = build_eval_set(docs, linker.table, linker.preprocessor, types)
     examples = examples_for(linker, eval_set, {d.pmid: d.text for d in docs}, 10, linker.reranker.settings.window_words)
-    data = _Batchable(examples, linker.reranker.states, linker.reranker.known_type_labels, linker.reranker.concept_types)
+    data = PreparedExamples(examples, linker.reranker.states, linker.reranker.known_type_labels, linker.reranker.concept_types)
     return evaluate_reranking(linker.reranker, data, k=10)
 
 

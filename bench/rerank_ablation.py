@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 from dataclasses import replace
@@ -30,7 +28,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-DATA = ROOT.parent / "shared" / "data"
+from bench.rerank import DATA, describe_machine  # noqa: E402 (after the path is set)
+
 DATASETS: dict[str, dict[str, Any]] = {
     "ncbi": {"dictionary": DATA / "medic" / "medic_06Jul2012.txt", "types_from": DATA / "medic" / "CTD_diseases.tsv.gz",
              "train": DATA / "ncbi-disease" / "NCBItrainset_corpus.txt",
@@ -86,15 +85,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                     "seconds": time.perf_counter() - t1}
         print(name, json.dumps(result["variants"][name]), file=sys.stderr, flush=True)
     return result
-
-
-def describe_machine() -> str:
-    """The CPU and GPU, as bench/linking.py describes them (no database is involved here)."""
-    import torch
-
-    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
-    return (f"{os.cpu_count()}-core CPU ({platform.processor() or platform.machine()}), {gpu}, "
-            f"torch threads {torch.get_num_threads()}, Python {platform.python_version()}")
 
 
 def _markdown(result: dict[str, Any], command: str, note: str) -> str:

@@ -28,8 +28,8 @@ from linker.rerank.results import LatentTypeSummary
 from linker.rerank.states import Item, TokenStates, pad
 from linker.train import ProgressCallback, Trainer, TrainerConfig
 
-__all__ = ["RerankTrainingConfig", "train_reranker", "evaluate_reranking", "latent_type_summaries",
-           "known_type_labels"]
+__all__ = ["RerankTrainingConfig", "PreparedExamples", "train_reranker", "evaluate_reranking",
+           "latent_type_summaries", "known_type_labels"]
 
 
 @dataclass
@@ -59,7 +59,7 @@ def known_type_labels(concept_types: Mapping[str, Sequence[str]], min_count: int
     return sorted(frequent[:limit])
 
 
-class _Batchable:
+class PreparedExamples:
     """Examples with their token states computed once (the transformer is frozen)."""
 
     def __init__(self, examples: Sequence[RerankExample], states: TokenStates, labels: Sequence[str],
@@ -114,7 +114,7 @@ class _Batchable:
 
 
 class _LatteTask:
-    def __init__(self, model: LatteModel, data: _Batchable, cfg: RerankTrainingConfig,
+    def __init__(self, model: LatteModel, data: PreparedExamples, cfg: RerankTrainingConfig,
                  dev: Callable[[], dict[str, float]] | None) -> None:
         self.module: nn.Module = model
         self.data = data
@@ -176,7 +176,7 @@ def type_loss(mention_logits: torch.Tensor | None, candidate_logits: torch.Tenso
     return loss
 
 
-def score_examples(reranker: Reranker, data: _Batchable, batch_size: int = 64) -> list[np.ndarray]:
+def score_examples(reranker: Reranker, data: PreparedExamples, batch_size: int = 64) -> list[np.ndarray]:
     model = reranker.model.eval()
     out: list[np.ndarray] = []
     with torch.inference_mode():
@@ -189,7 +189,7 @@ def score_examples(reranker: Reranker, data: _Batchable, batch_size: int = 64) -
     return out
 
 
-def evaluate_reranking(reranker: Reranker, data: _Batchable, k: int = 10) -> dict[str, float]:
+def evaluate_reranking(reranker: Reranker, data: PreparedExamples, k: int = 10) -> dict[str, float]:
     """The LATTE protocol over the top-k (P@1, MAP, for the retriever's order and the re-ranked one) and the
     end-to-end accuracy (a composite mention is right only if every part is)."""
     scores = score_examples(reranker, data)
@@ -303,9 +303,9 @@ def train_reranker(
         reranker.states = states
     states = reranker.states
     fit, held = _split_by_document(train, cfg.holdout_share)
-    train_data = _Batchable(fit, states, labels, concept_types)
-    held_data = _Batchable(held, states, labels, concept_types) if held else None
-    dev_data = _Batchable(dev, states, labels, concept_types) if dev else None
+    train_data = PreparedExamples(fit, states, labels, concept_types)
+    held_data = PreparedExamples(held, states, labels, concept_types) if held else None
+    dev_data = PreparedExamples(dev, states, labels, concept_types) if dev else None
     states_s = time.perf_counter() - t0
     best = _BestState()
 
