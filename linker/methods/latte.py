@@ -24,8 +24,8 @@ __all__ = ["LATTE", "LatteRecipeConfig", "train_latte_artifact", "base_linker"]
 
 @dataclass(frozen=True)
 class LatteRecipeConfig:
-    """The CPU default trains NCBI's 5.1K training mentions in a few minutes (bench/RESULTS.md); on a GPU
-    ``paper()`` gives the paper's sizes (two 512-d BiLSTM layers)."""
+    """The CPU default trains over NCBI's 5.1K training mentions in about 14 minutes on 2 shared cores
+    (bench/RESULTS.md); on a GPU ``paper()`` gives the paper's sizes (two 512-d BiLSTM layers)."""
 
     model: LatteConfig = field(default_factory=LatteConfig)
     training: RerankTrainingConfig = field(default_factory=RerankTrainingConfig)
