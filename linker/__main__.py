@@ -1,4 +1,5 @@
-"""Command line: ``python -m linker build-index | train | train-rerank | evaluate | link`` (files in, files out).
+"""Command line: ``python -m linker build-index | train | pretrain-hierarchy | train-rerank | evaluate | link``
+(files in, files out).
 
 argparse lives only here; each sub-command calls a typed ``*_main`` function.
 """
@@ -22,6 +23,7 @@ from linker.evaluate import evaluate_linking
 from linker.index import IndexConfig
 from linker.linker import Linker, LinkerConfig
 from linker.methods.biosyn import BioSynRecipeConfig
+from linker.methods.hiprbert import HiPrBERTRecipeConfig
 from linker.methods.latte import LatteRecipeConfig
 from linker.rerank.model import LatteConfig
 from linker.rerank.training import RerankTrainingConfig
@@ -29,7 +31,7 @@ from linker.retrieval import Mode, RetrievalConfig
 from linker.text import Preprocessor, TextConfig
 from linker.train import SCOPES, BioSynConfig, TrainerConfig
 
-__all__ = ["build_index_main", "train_main", "train_rerank_main", "evaluate_main", "link_main", "main"]
+__all__ = ["build_index_main", "train_main", "pretrain_hierarchy_main", "train_rerank_main", "evaluate_main", "link_main", "main"]
 
 
 def _read_docs(paths: Sequence[str | Path]) -> list[PubTatorDocument]:
@@ -115,6 +117,35 @@ def train_main(
     callbacks = TrainingCallbacks(on_step=log, on_epoch_end=log, on_phase=lambda name: log({"phase": name}))
     _, report = train_recipe("biosyn", inputs, config or BioSynRecipeConfig(), callbacks)
     return report
+
+
+def pretrain_hierarchy_main(
+    dictionaries: Sequence[str | Path],
+    out: str | Path,
+    config: HiPrBERTRecipeConfig | None = None,
+    corpora: Sequence[str | Path] = (),
+    synonym_files: Sequence[str | Path] = (),
+    base_model: str | Path | None = None,
+    log_file: str | Path | None = None,
+) -> dict[str, Any]:
+    """HiPrBERT pre-training (:mod:`linker.methods.hiprbert`) over the dictionaries' synonyms and hierarchies,
+    the corpora's mentions as names of their concepts and the synonym files' mention->concept pairs: a base
+    encoder folder ``out`` for ``train --base-model`` and ``build-index --encoder``."""
+    from linker.hierarchy.sources import sources_from_files
+    from linker.recipe import TrainingCallbacks, TrainingInputs
+    from linker.recipe import train as train_recipe
+
+    sources, gained = sources_from_files(dictionaries, corpora, synonym_files)
+    inputs = TrainingInputs(
+        table=NameTable(), pairs=(), concept_counts={}, out=Path(out), base_model=base_model, hierarchies=sources,
+        metadata={"dictionaries": [str(d) for d in dictionaries], "corpora": [str(c) for c in corpora],
+                  "synonym_files": [str(f) for f in synonym_files], "corpus_names_added": gained},
+    )
+    log = _log_to(log_file)
+    callbacks = TrainingCallbacks(on_step=log, on_epoch_end=log, on_phase=lambda name: log({"phase": name}),
+                                  on_log=lambda line: log({"log": line}))
+    _, report = train_recipe("hiprbert", inputs, config or HiPrBERTRecipeConfig(), callbacks)
+    return {k: v for k, v in report.items() if k != "pretrain"} | {"last_epoch": (report.get("pretrain") or [None])[-1]}
 
 
 def train_rerank_main(
@@ -257,6 +288,18 @@ def _train_config(args: argparse.Namespace) -> BioSynRecipeConfig:
     )
 
 
+def _hierarchy_config(args: argparse.Namespace) -> HiPrBERTRecipeConfig:
+    """The pretrain-hierarchy flags; those not given take the scope's defaults (linker.methods.hiprbert)."""
+    from linker.hierarchy.training import HierarchyPretrainConfig
+
+    return HiPrBERTRecipeConfig(
+        pretrain=HierarchyPretrainConfig(num_threads=args.threads), scope=args.scope, epochs=args.epochs,
+        batch_size=args.batch_size, max_batches=args.max_batches, lr=args.lr, distances=args.distances,
+        holdout_share=args.holdout, device=args.device or None,
+        layers=tuple(int(x) for x in args.layers.split(",")) if args.layers else None,
+    )
+
+
 def _rerank_config(args: argparse.Namespace) -> LatteRecipeConfig:
     base = LatteRecipeConfig.paper() if args.paper else LatteRecipeConfig()
     model = replace(base.model, latent_types=args.latent_types, hidden=base.model.hidden if args.paper else args.hidden,
@@ -306,6 +349,29 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--prior-weight", type=float, default=1e-3, help="weight of the concept prior log(1 + n)")
     t.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if there is one)")
 
+    h = sub.add_parser("pretrain-hierarchy", help="HiPrBERT pre-training on dictionaries' hierarchies -> base encoder folder")
+    h.add_argument("--dictionary", action="append", required=True,
+                   help="a dictionary with a hierarchy (MEDIC TSV, OBO); repeat for several")
+    h.add_argument("--corpus", action="append", default=[],
+                   help="PubTator training file whose mentions join the dictionary that resolves their ids")
+    h.add_argument("--synonyms", action="append", default=[],
+                   help="'ID||mention' lines or a .tar.gz of them (test/ folders skipped): a synonyms-only source")
+    h.add_argument("--out", required=True)
+    h.add_argument("--base-model", help="local Hugging Face folder (default: the shipped MiniLM)")
+    h.add_argument("--scope", choices=["auto", "full", "student"], default="auto",
+                   help="full: the whole model, the paper (GPU); student: its 3-layer student (CPU); auto: by device")
+    h.add_argument("--epochs", type=int)
+    h.add_argument("--batch-size", type=int, help="names per batch (default: 256 full, 128 student)")
+    h.add_argument("--max-batches", type=int, help="batches per epoch (0: all; default: all full, 1000 student)")
+    h.add_argument("--lr", type=float)
+    h.add_argument("--layers", help="keep these base-model layers, e.g. 0,2,5 (default: the scope's)")
+    h.add_argument("--distances", choices=["hierarchy", "synonym"],
+                   help="hierarchy: the paper; synonym: the same batches with synonymy only (the baseline)")
+    h.add_argument("--holdout", type=float, default=0.0, help="share of concepts held out and scored at the end")
+    h.add_argument("--threads", type=int, default=TrainerConfig.num_threads)
+    h.add_argument("--device", help="cpu, cuda ... (default: cuda if there is one)")
+    h.add_argument("--log", help="append JSON progress lines here")
+
     r = sub.add_parser("train-rerank", help="a LATTE re-ranker over a linker artifact -> artifact folder")
     r.add_argument("--dictionary", required=True, help="the dictionary the base artifact was built from")
     r.add_argument("--train", nargs="+", required=True, help="PubTator training files")
@@ -354,6 +420,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                             args.base_model, args.log)
         result = {k: v for k, v in result.items() if k not in ("pretrain", "biosyn")} | {
             "biosyn_last_epoch": result["biosyn"][-1] if result["biosyn"] else None}
+    elif args.command == "pretrain-hierarchy":
+        result = pretrain_hierarchy_main(args.dictionary, args.out, _hierarchy_config(args), args.corpus,
+                                         args.synonyms, args.base_model, args.log)
     elif args.command == "train-rerank":
         result = train_rerank_main(args.dictionary, args.train, args.base, args.out, _rerank_config(args),
                                    _types(args.mention_types), args.types_from, args.dev, args.log)

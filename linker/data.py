@@ -492,3 +492,34 @@ def iter_mention_pairs(docs: Iterable[PubTatorDocument]) -> Iterator[tuple[PubTa
         for m in doc.mentions:
             yield doc, m
 
+
+
+def iter_concept_mentions(path: str | Path, skip_splits: tuple[str, ...] = ("test",)) -> Iterator[tuple[str, str]]:
+    """(mention text, concept id) from ``ID||text`` lines (the derived MedMentions mention->CUI set): a text
+    file, or a ``.tar.gz`` of them whose members under a folder named in ``skip_splits`` are left out (a
+    test split never trains anything). A line without ``||`` is a :class:`ParseError`."""
+    import tarfile
+
+    def parse(lines: Iterable[str], where: str) -> Iterator[tuple[str, str]]:
+        for number, line in enumerate(lines, start=1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            cid, sep, text = line.partition("||")
+            if not sep or not cid.strip() or not text.strip():
+                raise ParseError(where, number, f"expected 'ID||mention text', got {line[:80]!r}")
+            yield text.strip(), cid.strip()
+
+    name = str(path)
+    if name.endswith((".tar.gz", ".tgz", ".tar")):
+        with tarfile.open(path) as archive:
+            for member in archive:
+                parts = Path(member.name).parts
+                if not member.isfile() or any(split in parts[:-1] for split in skip_splits):
+                    continue
+                handle = archive.extractfile(member)
+                if handle is not None:
+                    yield from parse(handle.read().decode("utf-8").splitlines(), f"{name}:{member.name}")
+        return
+    with open_text(path) as fh:
+        yield from parse(fh, name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["SynonymMarginalLoss", "InBatchSynonymContrastiveLoss"]
+__all__ = ["SynonymMarginalLoss", "HierarchicalMultiSimilarityLoss", "InBatchSynonymContrastiveLoss"]
 
 
 class SynonymMarginalLoss(nn.Module):
@@ -33,38 +33,49 @@ class SynonymMarginalLoss(nn.Module):
         return -log_marginal[has_positive].mean()
 
 
-class InBatchSynonymContrastiveLoss(nn.Module):
-    """Multi-similarity loss over in-batch synonym sets, as in SapBERT (Liu et al., NAACL 2021), which
-    uses the multi-similarity loss of Wang et al. (CVPR 2019) with online hard-pair mining.
+class HierarchicalMultiSimilarityLoss(nn.Module):
+    """Multi-similarity loss at every distance threshold, HiPrBERT (Cai et al., 2023, section 3.5), built on
+    the multi-similarity loss of Wang et al. (CVPR 2019).
 
-    Every other name in the batch with the same concept is a positive, every name of another concept a
-    negative. Pairs are mined as in Wang et al.: a negative is kept if its similarity exceeds the hardest
-    (least similar) positive minus ``margin``, a positive if it is below the hardest negative plus
-    ``margin``. For an anchor i with mined positives P_i and negatives N_i:
+    Every pair of a batch has an ordered distance (HiPrBERT: 0 synonym, 1 sibling, 2 parent-child, 3 other;
+    see :mod:`linker.hierarchy.graph`). For each threshold d0 (default: every distance below the batch's
+    largest) and anchor i, the terms at distance <= d0 are positives P_i(d0) and those further away are
+    negatives N_i(d0), and
 
-        L_i = 1/α · log(1 + Σ_{p∈P_i} exp(-α (s_ip - λ))) + 1/β · log(1 + Σ_{n∈N_i} exp(β (s_in - λ)))
+        L = Σ_d0 mean_i [ 1/α · log(1 + Σ_{p∈P_i} exp(-α (s_ip - λ))) + 1/β · log(1 + Σ_{n∈N_i} exp(β (s_in - λ))) ]
 
-    Defaults α = 1, β = 60, λ = 0.5, margin 0.2 follow SapBERT's released training code.
+    with the paper's α = 2, β = 2, λ = 0.5. Hard pairs are mined per threshold (the paper's triplet miner,
+    in Wang et al.'s pair form): a negative is kept if it is not at least ``margin`` less similar than the
+    least similar positive, a positive if it is not at least ``margin`` more similar than the most similar
+    negative. The paper keeps triplets whose similarity gap is under 0.25, hence ``margin`` 0.25.
 
     Inputs:
         embeddings [b, h] float, L2-normalised (cosine similarities)
-        labels     [b] int64 concept indices; a batch is normally built as pairs of synonyms
-    Returns a scalar (mean over anchors that have at least one mined pair).
+        distances  [b, b] int64 ordered distances; a negative entry marks a pair that is not compared
+    Returns a scalar: the sum over thresholds of the mean over anchors that have a mined pair there.
     """
 
-    def __init__(self, alpha: float = 1.0, beta: float = 60.0, base: float = 0.5, margin: float = 0.2) -> None:
+    def __init__(self, alpha: float = 2.0, beta: float = 2.0, base: float = 0.5, margin: float = 0.25,
+                 thresholds: tuple[int, ...] | None = None) -> None:
         super().__init__()
         self.alpha = alpha
         self.beta = beta
         self.base = base
         self.margin = margin
+        self.thresholds = thresholds
 
-    def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    def forward(self, embeddings: torch.Tensor, distances: torch.Tensor) -> torch.Tensor:
         sim = embeddings @ embeddings.T  # [b, b]
-        same = labels.unsqueeze(0) == labels.unsqueeze(1)  # [b, b]
-        eye = torch.eye(len(labels), dtype=torch.bool, device=labels.device)
-        pos_mask = same & ~eye  # [b, b]
-        neg_mask = ~same  # [b, b]
+        eye = torch.eye(len(sim), dtype=torch.bool, device=sim.device)
+        compared = (distances >= 0) & ~eye  # [b, b]
+        levels = self.thresholds if self.thresholds is not None else range(int(distances.max().item()))
+        total = sim.sum() * 0.0  # keeps the graph when no threshold has a mined pair
+        for d0 in levels:
+            total = total + self.threshold_loss(sim, compared & (distances <= d0), compared & (distances > d0))
+        return total
+
+    def threshold_loss(self, sim: torch.Tensor, pos_mask: torch.Tensor, neg_mask: torch.Tensor) -> torch.Tensor:
+        """The multi-similarity loss of one threshold: ``pos_mask``/``neg_mask`` [b, b] bool."""
         inf = torch.tensor(float("inf"), device=sim.device, dtype=sim.dtype)
         with torch.no_grad():
             hardest_pos = torch.where(pos_mask, sim, inf).min(dim=1, keepdim=True).values  # [b, 1]
@@ -78,3 +89,26 @@ class InBatchSynonymContrastiveLoss(nn.Module):
         if not bool(active.any()):
             return sim.sum() * 0.0
         return loss[active].mean()
+
+
+class InBatchSynonymContrastiveLoss(HierarchicalMultiSimilarityLoss):
+    """Multi-similarity loss over in-batch synonym sets, as in SapBERT (Liu et al., NAACL 2021), which
+    uses the multi-similarity loss of Wang et al. (CVPR 2019) with online hard-pair mining: the d0 = 0 case
+    of :class:`HierarchicalMultiSimilarityLoss` with two distances, same concept or not.
+
+    Every other name in the batch with the same concept is a positive, every name of another concept a
+    negative; pairs are mined as described there. Defaults α = 1, β = 60, λ = 0.5, margin 0.2 follow
+    SapBERT's released training code.
+
+    Inputs:
+        embeddings [b, h] float, L2-normalised (cosine similarities)
+        labels     [b] int64 concept indices; a batch is normally built as pairs of synonyms
+    Returns a scalar (mean over anchors that have at least one mined pair).
+    """
+
+    def __init__(self, alpha: float = 1.0, beta: float = 60.0, base: float = 0.5, margin: float = 0.2) -> None:
+        super().__init__(alpha, beta, base, margin, thresholds=(0,))
+
+    def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        different = (labels.unsqueeze(0) != labels.unsqueeze(1)).long()  # [b, b]: 0 synonym, 1 not
+        return super().forward(embeddings, different)

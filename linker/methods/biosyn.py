@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from linker.encoders.transformer import TransformerEncoder
+from linker.encoders.transformer import TransformerEncoder, model_depth
 from linker.linker import Linker, LinkerConfig
 from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs
 from linker.retrieval import RetrievalConfig
@@ -77,7 +77,8 @@ def train_biosyn_artifact(
 
     cfg = config.resolve()
     torch.set_num_threads(max(1, cfg.biosyn.num_threads))
-    encoder = TransformerEncoder(inputs.base_model or None, max_length=cfg.biosyn.max_length, layers=cfg.layers)
+    layers = _layers_for(inputs.base_model or None, cfg.layers, callbacks)
+    encoder = TransformerEncoder(inputs.base_model or None, max_length=cfg.biosyn.max_length, layers=layers)
     report = _settings(inputs, cfg, encoder)
     callbacks.log(f"training {report['training_pairs']} pairs, scope {cfg.scope} on {cfg.device}")
     t0 = time.perf_counter()
@@ -95,6 +96,19 @@ def train_biosyn_artifact(
         callbacks.phase("evaluate")
         report["metrics"] = callbacks.evaluate(linker)
     return report
+
+
+def _layers_for(base_model: str | Path | None, layers: tuple[int, ...] | None,
+                callbacks: TrainingCallbacks) -> tuple[int, ...] | None:
+    """The layers to keep of this base: all of a base that is already a student (a CPU hierarchy
+    pre-training artifact has the student's 3 layers), else the scope's choice."""
+    if layers is None:
+        return None
+    depth = model_depth(base_model)
+    if max(layers) < depth:
+        return layers
+    callbacks.log(f"the base model has {depth} layers: all kept (it is already a student)")
+    return None
 
 
 def _settings(inputs: TrainingInputs, cfg: BioSynRecipeConfig, encoder: TransformerEncoder) -> Report:
