@@ -72,10 +72,12 @@ def _evaluate(linker: Any, eval_set: list[Any], k: int = 20) -> dict[str, float]
     return out
 
 
-def _train_artifact(name: str, spec: dict[str, Any], out: Path, threads: int) -> None:
+def _train_artifact(name: str, spec: dict[str, Any], out: Path, threads: int, base_model: str | None = None) -> None:
     cmd = [sys.executable, "-m", "linker", "train", "--dictionary", str(spec["dictionary"]), "--train",
            *map(str, spec["train"]), "--out", str(out), "--threads", str(threads), "--feature-cache",
            str(spec["cache"]), "--log", str(out / "progress.jsonl")]
+    if base_model:  # e.g. a pretrain-hierarchy folder: BioSyn starts from it instead of MiniLM
+        cmd += ["--base-model", base_model]
     if spec["types"]:
         cmd += ["--mention-types", ",".join(sorted(spec["types"]))]
     out.mkdir(parents=True, exist_ok=True)
@@ -125,7 +127,7 @@ def run_dataset(name: str, systems: list[str], args: argparse.Namespace) -> dict
             if not args.train:
                 result["hybrid"] = {"error": f"no artifact at {artifact}; pass --train or --artifact-{name}"}
                 return result
-            _train_artifact(name, spec, artifact, args.threads)
+            _train_artifact(name, spec, artifact, args.threads, args.base_model)
         linker = Linker.load(artifact)
         trained_eval = build_eval_set(dev_docs, linker.table, pre, spec["types"])
         result["hybrid"] = _evaluate(linker, trained_eval)
@@ -149,6 +151,7 @@ def run_dataset(name: str, systems: list[str], args: argparse.Namespace) -> dict
             scope = report.get("scope", "head")
             layers = report.get("encoder_layers", 6)
             result["training"] = {
+                "base_model": report.get("base_model"),
                 "scope": (f"{scope}: full fine-tuning of a {layers}-layer MiniLM" if scope in ("full", "student")
                           else "head: frozen MiniLM + projection head (see BioSynConfig.train_scope)"),
                 "training_queries": report.get("training_queries"),
@@ -270,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--artifact-ncbi")
     parser.add_argument("--artifact-bc5cdr")
     parser.add_argument("--train", action="store_true", help="train missing artifacts first")
+    parser.add_argument("--base-model", help="with --train: the base encoder BioSyn starts from (default MiniLM)")
     parser.add_argument("--quick", action="store_true", help="20 dev documents, 5K-name build sample")
     parser.add_argument("--no-speed", action="store_true")
     parser.add_argument("--no-int8", action="store_true", help="skip the int8 accuracy of the trained artifact")

@@ -115,6 +115,7 @@ def _settings(inputs: TrainingInputs, cfg: BioSynRecipeConfig, encoder: Transfor
     """What was trained with what: the head of the report."""
     return dict(inputs.metadata) | {
         "training_pairs": len(inputs.pairs),
+        "base_model": str(encoder.model_path),
         "train_scope": cfg.scope,
         "scope": cfg.scope,  # the name bench/linking.py reads
         "device": cfg.device,
