@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from webapp.api.permissions import IsAdmin
 from webapp.api.views import RejectNulMixin
 from webapp.corpus.models import Collection
+from webapp.training.base_encoders import get_base_encoder
 from webapp.training.errors import RunError
 from webapp.training.models import TrainingRun
 from webapp.training.runs import cancel_run, start_run
@@ -41,16 +42,31 @@ class TrainingRunSerializer(serializers.ModelSerializer):
 
 class TrainingRunStartSerializer(serializers.Serializer):
     dictionary = serializers.SlugField()
-    collections = serializers.ListField(child=serializers.SlugField(), min_length=1, help_text="Gold collections to train on.")
+    collections = serializers.ListField(
+        child=serializers.SlugField(), required=False, default=list,
+        help_text="Gold collections to train on (BioSyn and LATTE: at least one; HiPrBERT: optional, their gold "
+                  "mentions become extra names).",
+    )
     eval_collection = serializers.SlugField(required=False, help_text="A held-out gold collection to evaluate on.")
     base_model = serializers.CharField(required=False, allow_blank=True, default="", help_text="Local Hugging Face folder.")
+    base_encoder = serializers.SlugField(
+        required=False, max_length=120,
+        help_text="Name of a HiPrBERT base encoder to start from (BioSyn, HiPrBERT); sets base_model to its folder.",
+    )
+    extra_dictionaries = serializers.ListField(
+        child=serializers.SlugField(), required=False, default=list,
+        help_text="HiPrBERT: more dictionaries to pre-train on, besides dictionary (each needs a hierarchy).",
+    )
     method = serializers.ChoiceField(
         choices=TrainingRun.Method.choices, required=False,
-        help_text="biosyn (default) or latte: a re-ranker over the dictionary's active index (params['method'] works too).",
+        help_text="biosyn (default), latte (a re-ranker over the dictionary's active index) or hiprbert (hierarchy "
+                  "pre-training of a base encoder); params['method'] works too.",
     )
     params = serializers.DictField(
         required=False, default=dict,
-        help_text="The method's parameters; BioSyn's default to the paper's, LATTE's to the linker's (epochs, latent_types, top_k, ...).",
+        help_text="The method's parameters; BioSyn's default to the paper's, LATTE's to the linker's (epochs, latent_types, "
+                  "top_k, ...), HiPrBERT's to the scope's (train_scope, epochs, max_batches, batch_size, distances, "
+                  "holdout_share, device).",
     )
 
     def validate_base_model(self, value: str) -> str:
@@ -83,6 +99,17 @@ class TrainingRunViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.RetrieveM
         missing = sorted(set(v["collections"]) - {c.slug for c in collections})
         if missing:
             raise ValidationError({"collections": [f"no collection {', '.join(missing)}"]})
+        found = {d.slug: d for d in Dictionary.objects.filter(slug__in=v["extra_dictionaries"])}
+        extra = [found[slug] for slug in dict.fromkeys(v["extra_dictionaries"]) if slug in found]  # in the order asked
+        unknown = sorted(set(v["extra_dictionaries"]) - set(found))
+        if unknown:
+            raise ValidationError({"extra_dictionaries": [f"no dictionary {', '.join(unknown)}"]})
+        base_encoder = None
+        if v.get("base_encoder"):
+            try:
+                base_encoder = get_base_encoder(v["base_encoder"])
+            except RunError as exc:
+                raise ValidationError({"base_encoder": [str(exc)]}) from exc
         evaluation = None
         if v.get("eval_collection"):
             evaluation = Collection.objects.filter(slug=v["eval_collection"]).first()
@@ -91,7 +118,8 @@ class TrainingRunViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.RetrieveM
         try:
             with transaction.atomic():
                 run = start_run(dictionary, collections, params=v["params"], base_model=v["base_model"],
-                                eval_collection=evaluation, user=request.user, method=v.get("method"))
+                                eval_collection=evaluation, user=request.user, method=v.get("method"),
+                                base_encoder=base_encoder, extra_dictionaries=extra)
         except RunError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return Response(TrainingRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)

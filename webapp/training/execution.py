@@ -3,7 +3,9 @@
 :func:`run_training` starts the run (exactly once: a row lock), records the training snapshot
 (:mod:`webapp.training.dataset`), hands it to the linker's recipe (``linker.recipe.train``, the same call as
 ``python -m linker train``) with callbacks that write progress to the row (:mod:`webapp.training.progress`),
-and on success records an :class:`EncoderModel` and a ``ready`` :class:`IndexVersion` in one transaction.
+and on success records an :class:`EncoderModel` and a ``ready`` :class:`IndexVersion` in one transaction. A
+hierarchy pre-training (HiPrBERT) run has no snapshot (it trains on the dictionaries' names and hierarchies,
+:mod:`webapp.training.hierarchy_inputs`) and makes a base encoder, not a linker: no index version.
 Any exception ends the run ``failed`` with the reason; a cancel request ends it ``cancelled``.
 """
 
@@ -19,9 +21,11 @@ from django.conf import settings
 from django.db import transaction
 
 from linker import recipe
+from webapp.training.base_encoders import started_from
 from webapp.training.dataset import build_snapshot, dictionary_table, training_inputs
 from webapp.training.errors import RunCancelled
 from webapp.training.evaluation import evaluate_linker
+from webapp.training.hierarchy_inputs import hierarchy_inputs
 from webapp.training.latte import base_index
 from webapp.training.latte_inputs import latte_inputs, latte_table
 from webapp.training.models import CANCELLED_BY_ADMIN, EncoderModel, IndexVersion, TrainingRun
@@ -73,7 +77,13 @@ def model_folder(run: TrainingRun) -> Path:
 
 def _inputs(run: TrainingRun, reporter: Reporter) -> recipe.TrainingInputs:
     """The run's snapshot as the recipe's inputs: pairs for BioSyn; for LATTE documents, rejections and known
-    types over the base index's linker."""
+    types over the base index's linker; for HiPrBERT each dictionary's names and hierarchy."""
+    if run.method == TrainingRun.Method.HIPRBERT:
+        inputs = hierarchy_inputs(run, model_folder(run))
+        reporter.log("sources: " + "; ".join(
+            f"{s.name} {len(s.names)} concepts, {s.name_count} names, {s.edge_count} parent links"
+            for s in inputs.hierarchies) + f"; corpus names added {dict(inputs.metadata['corpus_names_added'])}")
+        return inputs
     if run.method == TrainingRun.Method.LATTE:
         index = base_index(run.dictionary, int(run.params.get("base_index", 0)))
         table = latte_table(index)
@@ -109,7 +119,9 @@ def _record(run: TrainingRun, folder: Path, report: dict[str, Any]) -> str:
         return locked.state
     if locked.cancel_requested:
         raise RunCancelled
-    version, parent, base_model = locked.dictionary.latest_version(), None, locked.base_model or ""
+    if locked.method == TrainingRun.Method.HIPRBERT:
+        return _record_base_encoder(locked, folder, report)
+    version, parent, base_model = locked.dictionary.latest_version(), started_from(locked.base_model), locked.base_model or ""
     if locked.method == TrainingRun.Method.LATTE:
         # The re-ranker belongs to its base index's dictionary version and encoder.
         base = IndexVersion.objects.select_related("encoder", "dictionary_version").get(pk=locked.params["base_index"])
@@ -129,6 +141,18 @@ def _record(run: TrainingRun, folder: Path, report: dict[str, Any]) -> str:
         concept_count=int(payload.get("concepts", 0)), created_by=locked.created_by,
     )
     locked.finish(encoder, index, report.get("metrics", {}))
+    return locked.state
+
+
+def _record_base_encoder(locked: TrainingRun, folder: Path, report: dict[str, Any]) -> str:
+    """A HiPrBERT run's base encoder: an EncoderModel to start from, no index (it is not a linker)."""
+    config = {k: v for k, v in report.items() if k not in recipe.HISTORIES} | {"params": locked.params}
+    encoder = EncoderModel.objects.create(
+        name=f"{locked.method}-run-{locked.pk}", method=EncoderModel.Method.HIPRBERT,
+        parent=started_from(locked.base_model), base_model=locked.base_model or _default_base(), config=config,
+        artifact_path=str(folder), created_by=locked.created_by,
+    )
+    locked.finish(encoder, None, report.get("metrics", {}))
     return locked.state
 
 

@@ -24,6 +24,8 @@ class EncoderModel(models.Model):
         SYNONYM_PRETRAIN = "synonym_pretrain", "Synonym pre-training (SapBERT-style)"
         BIOSYN = "biosyn", "BioSyn (synonym marginalisation)"
         LATTE = "latte", "LATTE re-ranker over a linker"
+        # Not a linker: a Hugging Face folder that BioSyn runs and index builds start from.
+        HIPRBERT = "hiprbert", "Base encoder: hierarchy pre-training (HiPrBERT)"
         IMPORTED = "imported", "Imported linker artifact"
 
     name = models.SlugField(max_length=120, unique=True)
@@ -115,6 +117,7 @@ class TrainingRun(models.Model):
     class Method(models.TextChoices):
         BIOSYN = "biosyn", "BioSyn (synonym marginalisation)"
         LATTE = "latte", "LATTE (re-ranker with latent and known types)"
+        HIPRBERT = "hiprbert", "Hierarchy pre-training (HiPrBERT)"
 
     class State(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -138,7 +141,7 @@ class TrainingRun(models.Model):
     base_model = models.CharField(max_length=500, blank=True, help_text="Local Hugging Face folder; empty: the default base model.")
     params = models.JSONField(default=dict, blank=True, help_text="Hyperparameters (the method's defaults filled in).")
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
-    phase = models.CharField(max_length=32, blank=True, help_text="snapshot, synonym-pretrain, biosyn, candidates, latte, latent-types, index, evaluate")
+    phase = models.CharField(max_length=32, blank=True, help_text="snapshot, synonym-pretrain, biosyn, candidates, latte, latent-types, hierarchy-pretrain, index, evaluate")
     epoch = models.PositiveIntegerField(default=0)
     epochs = models.PositiveIntegerField(default=0)
     step = models.PositiveIntegerField(default=0)
@@ -193,9 +196,10 @@ class TrainingRun(models.Model):
         self.refresh_from_db()
         return started
 
-    def finish(self, encoder: EncoderModel, index_version: IndexVersion, metrics: dict[str, Any]) -> None:
-        """``running`` -> ``succeeded`` with the trained encoder and its index. The caller holds the row lock
-        (``select_for_update`` in its transaction) and created the two rows in that same transaction."""
+    def finish(self, encoder: EncoderModel, index_version: IndexVersion | None, metrics: dict[str, Any]) -> None:
+        """``running`` -> ``succeeded`` with the trained encoder and its index (none for a base encoder, which
+        is not a linker). The caller holds the row lock (``select_for_update`` in its transaction) and created
+        the rows in that same transaction."""
         if self.state != self.State.RUNNING:
             raise ValueError(f"training run {self.pk} is {self.state}, not running")
         self.state = self.State.SUCCEEDED
@@ -203,7 +207,8 @@ class TrainingRun(models.Model):
         self.encoder, self.index_version = encoder, index_version
         self.metrics = metrics
         self.fraction, self.phase = 1.0, "done"
-        self.log_tail = append_log(self.log_tail, f"succeeded: encoder {encoder.name}, index {index_version.pk}")
+        made = f"index {index_version.pk}" if index_version is not None else "a base encoder, no index"
+        self.log_tail = append_log(self.log_tail, f"succeeded: encoder {encoder.name}, {made}")
         self.save()
 
     def fail(self, reason: str, log_tail: str | None = None) -> bool:

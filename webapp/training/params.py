@@ -1,9 +1,11 @@
 """A training run's parameters: the defaults, checking what an admin asked for, and the linker config.
 
-``params`` (a JSON object on the run) holds ``method`` (the recipe's method: ``biosyn``, the default, or
-``latte``) and that method's parameters. For BioSyn: the hyperparameters of :class:`linker.train.BioSynConfig`
-and the run options of :data:`RUN_OPTIONS`; for LATTE: :data:`webapp.training.latte.LATTE_PARAMS`. The scope-dependent ones (:data:`SCOPE_DEPENDENT`) are 0 unless
-the admin set them, meaning "the scope's default": the worker's recipe resolves them once it knows its device.
+``params`` (a JSON object on the run) holds ``method`` (the recipe's method: ``biosyn``, the default,
+``latte`` or ``hiprbert``) and that method's parameters. For BioSyn: the hyperparameters of
+:class:`linker.train.BioSynConfig` and the run options of :data:`RUN_OPTIONS`; for LATTE:
+:data:`webapp.training.latte.LATTE_PARAMS`; for HiPrBERT: :data:`webapp.training.hiprbert.HIPRBERT_PARAMS`.
+BioSyn's scope-dependent ones (:data:`SCOPE_DEPENDENT`) are 0 unless the admin set them, meaning "the scope's
+default": the worker's recipe resolves them once it knows its device (HiPrBERT's say so with ``None``).
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from typing import Any
 
 from django.conf import settings
 
-from linker.recipe import BioSynRecipeConfig, LatteRecipeConfig
+from linker.recipe import BioSynRecipeConfig, HiPrBERTRecipeConfig, LatteRecipeConfig
 from linker.train import SCOPE_DEFAULTS, SCOPES, BioSynConfig
 from webapp.training.errors import RunError
+from webapp.training.hiprbert import HIPRBERT_PARAMS, check_hiprbert_params, hiprbert_recipe_config
 from webapp.training.latte import LATTE_PARAMS, check_latte_params, latte_recipe_config
 
 # Run-level options kept in ``params`` next to the BioSyn hyperparameters.
@@ -37,8 +40,8 @@ _NOT_PARAMS = {"feature_cache", "progress_bar", "train_scope"}
 SCOPE_DEPENDENT = ("epochs", "lr", "pretrain_epochs", "pretrain_max_pairs")
 
 
-BIOSYN, LATTE = "biosyn", "latte"
-METHODS = (BIOSYN, LATTE)
+BIOSYN, LATTE, HIPRBERT = "biosyn", "latte", "hiprbert"
+METHODS = (BIOSYN, LATTE, HIPRBERT)
 
 
 def default_params(method: str = BIOSYN) -> dict[str, Any]:
@@ -46,6 +49,8 @@ def default_params(method: str = BIOSYN) -> dict[str, Any]:
     run options, the scope-dependent ones (:data:`SCOPE_DEPENDENT`) 0, i.e. the scope's default."""
     if method == LATTE:
         return {"method": LATTE} | LATTE_PARAMS
+    if method == HIPRBERT:
+        return {"method": HIPRBERT} | HIPRBERT_PARAMS | {"dictionaries": []}
     biosyn = {k: v for k, v in dataclasses.asdict(BioSynConfig()).items() if k not in _NOT_PARAMS}
     return {"method": BIOSYN} | biosyn | RUN_OPTIONS | {"epochs": 0, "lr": 0.0}
 
@@ -83,14 +88,22 @@ def clean_params(params: dict[str, Any] | None, method: str | None = None) -> di
         out[key] = _checked(key, value, out[key])
     if chosen == LATTE:
         check_latte_params(out)
+    elif chosen == HIPRBERT:
+        check_hiprbert_params(out)
     elif out["train_scope"] != "auto" and out["train_scope"] not in SCOPES:
         raise RunError(f"train_scope must be auto or one of {', '.join(SCOPES)}")
     return out
 
 
 def _checked(key: str, value: Any, default: Any) -> Any:
-    """``value`` as the type of ``default``, or a RunError saying what is wrong with it."""
-    if isinstance(default, bool):
+    """``value`` as the type of ``default``, or a RunError saying what is wrong with it (a ``None`` default,
+    "the scope's default", is checked by its method)."""
+    if default is None:
+        return value
+    if isinstance(default, list):
+        if not isinstance(value, list):
+            raise RunError(f"{key} must be a list")
+    elif isinstance(default, bool):
         if not isinstance(value, bool):
             raise RunError(f"{key} must be true or false")
     elif isinstance(default, (int, float)):
@@ -106,11 +119,15 @@ def _checked(key: str, value: Any, default: Any) -> Any:
     return value
 
 
-def recipe_config(params: dict[str, Any], device: str) -> BioSynRecipeConfig | LatteRecipeConfig:
+def recipe_config(
+    params: dict[str, Any], device: str
+) -> BioSynRecipeConfig | LatteRecipeConfig | HiPrBERTRecipeConfig:
     """The linker recipe's config for a run's (cleaned) params on ``device``, of the params' method; BioSyn's
     zeros stay the scope's defaults."""
     if params.get("method") == LATTE:
         return latte_recipe_config(params, device)
+    if params.get("method") == HIPRBERT:
+        return hiprbert_recipe_config(params, device)
     fields = {f.name for f in dataclasses.fields(BioSynConfig)}
     biosyn = BioSynConfig(**{k: v for k, v in params.items() if k in fields and k not in _NOT_PARAMS},
                           progress_bar=False)

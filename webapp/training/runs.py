@@ -22,9 +22,11 @@ from django.db import transaction
 
 from webapp.core.queue import QueueUnavailable, enqueue
 from webapp.corpus.models import Collection
+from webapp.training.base_encoders import check_base_encoder
 from webapp.training.errors import RunError
+from webapp.training.hierarchy_inputs import check_has_hierarchy
 from webapp.training.latte import base_index
-from webapp.training.models import STALE_AFTER, TrainingRun
+from webapp.training.models import STALE_AFTER, EncoderModel, TrainingRun
 from webapp.training.params import clean_params, params_method
 from webapp.vocab.models import Dictionary
 
@@ -44,23 +46,37 @@ def start_run(
     method: str | None = None,
     queue: str | None = None,
     send: bool = True,
+    base_encoder: EncoderModel | None = None,
+    extra_dictionaries: Iterable[Dictionary] = (),
 ) -> TrainingRun:
     """Create a queued run and send its task once the row is committed (``queue``: override the gpu queue;
     ``send=False``: the caller runs it in its own process with :func:`webapp.training.execution.run_training`).
 
     The method is ``method`` or ``params["method"]`` (biosyn when neither names one). A LATTE run fixes the
-    index it re-ranks over now: the dictionary's active one unless ``params["base_index"]`` names another."""
+    index it re-ranks over now: the dictionary's active one unless ``params["base_index"]`` names another.
+    A HiPrBERT run trains on ``dictionary`` and ``extra_dictionaries`` (each must have a hierarchy); its
+    collections are optional (their gold mentions become extra names). ``base_encoder`` (a HiPrBERT one)
+    sets ``base_model`` to its folder."""
     method = params_method(params, method)
     if method not in TrainingRun.Method.values:
         raise RunError(f"unknown training method {method!r}")
     if dictionary.latest_version() is None:
         raise RunError(f"dictionary {dictionary.slug!r} has no imported release")
     collections = list(collections)
-    if not collections:
+    if not collections and method != TrainingRun.Method.HIPRBERT:
         raise RunError("choose at least one gold collection as training data")
     cleaned = clean_params(params, method)
+    base_model = _base_model(method, base_model, base_encoder)
+    extra = list(extra_dictionaries)
     if method == TrainingRun.Method.LATTE:
         cleaned["base_index"] = base_index(dictionary, int(cleaned["base_index"])).pk
+    if method == TrainingRun.Method.HIPRBERT:
+        if eval_collection is not None:
+            raise RunError("hierarchy pre-training is scored on held-out concepts (holdout_share), not on a gold "
+                           "collection: leave eval_collection out")
+        cleaned["dictionaries"] = _hierarchy_dictionaries(dictionary, extra, cleaned["dictionaries"])
+    elif extra:
+        raise RunError("only hierarchy pre-training trains on several dictionaries")
     run = TrainingRun.objects.create(
         dictionary=dictionary, method=method, base_model=base_model, params=cleaned,
         eval_collection=eval_collection, created_by=user if getattr(user, "pk", None) else None,
@@ -72,6 +88,32 @@ def start_run(
         enqueue("tasks.training.train_task", run.pk, queue=queue,
                 on_sent=partial(_sent, run.pk), on_failure=partial(_unqueued, run.pk))
     return run
+
+
+def _base_model(method: str, base_model: str, base_encoder: EncoderModel | None) -> str:
+    """The folder a run starts from: the chosen base encoder's, else ``base_model`` as given."""
+    if base_encoder is None:
+        return base_model
+    if method == TrainingRun.Method.LATTE:
+        raise RunError("LATTE re-ranks over an index version: it takes no base encoder")
+    if base_model and base_model != base_encoder.artifact_path:
+        raise RunError("choose a base encoder or a base model folder, not both")
+    check_base_encoder(base_encoder)
+    return base_encoder.artifact_path
+
+
+def _hierarchy_dictionaries(dictionary: Dictionary, extra: list[Dictionary], ids: list[int]) -> list[int]:
+    """The ids of every dictionary a HiPrBERT run trains on (the run's own first, each once), each checked
+    to have a hierarchy; ``ids`` are those its params named already."""
+    chosen = {dictionary.pk: dictionary} | {d.pk: d for d in extra}
+    named = Dictionary.objects.in_bulk([i for i in ids if i not in chosen])
+    missing = [i for i in ids if i not in chosen and i not in named]
+    if missing:
+        raise RunError(f"no dictionary with id {missing[0]}")
+    chosen |= named
+    for d in chosen.values():
+        check_has_hierarchy(d)
+    return list(chosen)
 
 
 def _sent(run_id: int, task_id: str) -> None:

@@ -12,6 +12,7 @@ import shutil
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from django.utils import timezone
 from linker.data import ConceptRecord, Synonym
 from linker.linker import Linker, LinkerConfig
 from webapp.core.queue import enqueue
+from webapp.training.errors import RunError
 from webapp.training.models import EncoderModel, IndexVersion
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
@@ -86,6 +88,25 @@ def create_index_version(version: DictionaryVersion, encoder: EncoderModel | Non
     return IndexVersion.objects.create(
         dictionary=version.dictionary, dictionary_version=version, encoder=encoder, created_by=user
     )
+
+
+@transaction.atomic
+def queue_index_build(
+    dictionary: Dictionary, encoder: EncoderModel | None, user: Any = None, queue: str | None = None
+) -> IndexVersion:
+    """A ``building`` index version of the dictionary's latest release with ``encoder``, built on the gpu
+    queue after commit (``build_index --queue`` from a page)."""
+    version = dictionary.latest_version()
+    if version is None:
+        raise RunError(f"dictionary {dictionary.slug!r} has no imported release")
+    index = create_index_version(version, encoder, user if getattr(user, "pk", None) else None)
+    enqueue("tasks.indexing.build_index_task", index.pk, False, queue=queue, on_failure=partial(_unqueued, index.pk))
+    return index
+
+
+def _unqueued(index_id: int, exc: Exception) -> None:
+    IndexVersion.objects.filter(pk=index_id, state=IndexVersion.State.BUILDING).update(
+        state=IndexVersion.State.FAILED, error=str(exc))
 
 
 def build_index(index: IndexVersion, progress: Progress | None = None) -> IndexVersion:

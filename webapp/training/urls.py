@@ -10,6 +10,7 @@ urlpatterns = [
     path("runs/<int:pk>/cancel/", views.run_cancel, name="cancel"),
     path("indexes/<int:pk>/promote/", views.index_promote, name="promote"),
     path("indexes/<int:pk>/evaluate/", views.index_evaluate, name="evaluate"),
+    path("indexes/build/", model_views.index_build, name="build-index"),
     path("models/", model_views.model_list, name="models"),
     path("models/<slug:slug>/latent-types/", model_views.latent_type_list, name="latent-types"),
 ]

@@ -12,9 +12,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from webapp.core.decorators import admin_required
 from webapp.corpus.models import Collection
+from webapp.training.base_encoders import started_from
 from webapp.training.errors import RunError
 from webapp.training.evaluation import start_evaluation
 from webapp.training.forms import StartRunForm
+from webapp.training.hierarchy_inputs import run_dictionaries
+from webapp.training.hierarchy_report import hierarchy_report
 from webapp.training.models import Evaluation, IndexVersion, TrainingRun
 from webapp.training.runs import cancel_run, start_run
 from webapp.training.services import ActivationError, promote_index
@@ -63,12 +66,14 @@ def run_list(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @admin_required
 def run_start(request: HttpRequest) -> HttpResponse:
-    form = StartRunForm(request.POST or None)
+    # A GET may preselect fields (?method=biosyn&base_encoder=NAME: "start a BioSyn run from this encoder").
+    form = StartRunForm(request.POST or None, initial=request.GET.dict())
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            run = start_run(data["dictionary"], data["collections"], form.params(), base_model=data["base_model"],
-                            eval_collection=data["eval_collection"], user=request.user)
+            run = start_run(data["dictionary"], data["collections"] or [], form.params(), base_model=data["base_model"],
+                            eval_collection=data["eval_collection"], user=request.user,
+                            base_encoder=data["base_encoder"], extra_dictionaries=data["extra_dictionaries"])
         except RunError as exc:
             form.add_error(None, str(exc))
         else:
@@ -92,6 +97,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         template += "#run-progress"
     context = {
         "run": run,
+        "hierarchy": hierarchy_report(run.encoder, run.metrics),
+        "trained_dictionaries": run_dictionaries(run, strict=False) if run.method == "hiprbert" else [],
+        "base_encoder": started_from(run.base_model),
         "curve": loss_curve(run.loss_history),
         "percent": round(100 * run.fraction),
         "collections": run.collections.all(),

@@ -1,4 +1,4 @@
-"""python manage.py train_run --dictionary medic --collection ncbi-train [--method latte] [--epochs N] [--max-queries N] [--wait]"""
+"""python manage.py train_run --dictionary medic --collection ncbi-train [--method latte|hiprbert] [--epochs N] [--max-queries N] [--wait]"""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from webapp.corpus.models import Collection
+from webapp.training.base_encoders import get_base_encoder
 from webapp.training.errors import RunError
 from webapp.training.execution import run_training
 from webapp.training.models import TrainingRun
@@ -17,18 +18,23 @@ from webapp.vocab.models import Dictionary
 
 
 class Command(BaseCommand):
-    help = ("Start a training run (BioSyn, or LATTE over the active index) on gold collections + curator decisions "
-            "(a worker on the gpu queue runs it).")
+    help = ("Start a training run (BioSyn, LATTE over the active index, or HiPrBERT hierarchy pre-training of a base "
+            "encoder) on gold collections + curator decisions (a worker on the gpu queue runs it).")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dictionary", required=True, help="dictionary slug")
-        parser.add_argument("--collection", action="append", required=True, help="gold collection slug (repeatable)")
+        parser.add_argument("--collection", action="append", default=[],
+                            help="gold collection slug (repeatable; BioSyn and LATTE need one, HiPrBERT takes their mentions as names)")
+        parser.add_argument("--extra-dictionary", action="append", default=[],
+                            help="HiPrBERT: another dictionary to pre-train on (repeatable)")
         parser.add_argument("--eval-collection", help="gold collection slug to evaluate the trained model on")
-        parser.add_argument("--method", choices=["biosyn", "latte"], help="biosyn (default) or latte (a re-ranker over the active index)")
+        parser.add_argument("--method", choices=TrainingRun.Method.values,
+                            help="biosyn (default), latte (a re-ranker over the active index) or hiprbert (a base encoder)")
         parser.add_argument("--epochs", type=int, help="epochs (BioSyn default: the scope's, 10 on a GPU, 1 for the CPU student; LATTE: 8)")
         parser.add_argument("--max-queries", type=int, help="train on the first N queries only (smoke runs)")
         parser.add_argument("--skip-pretrain", action="store_true", help="no synonym pre-training pass")
         parser.add_argument("--base-model", default="", help="local Hugging Face folder (default: the base model)")
+        parser.add_argument("--base-encoder", help="name of a HiPrBERT base encoder to start from")
         parser.add_argument("--params", default="{}", help='more hyperparameters as JSON, e.g. \'{"topk": 10}\'')
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--wait", action="store_true", help="follow the run until it ends")
@@ -52,9 +58,17 @@ class Command(BaseCommand):
                 params[key] = opts[option]
         if opts["skip_pretrain"]:
             params["skip_pretrain"] = True
+        extra = []
+        for slug in opts["extra_dictionary"]:
+            try:
+                extra.append(Dictionary.objects.get(slug=slug))
+            except Dictionary.DoesNotExist:
+                raise CommandError(f"no dictionary {slug!r}") from None
         try:
+            base_encoder = get_base_encoder(opts["base_encoder"]) if opts["base_encoder"] else None
             run = start_run(dictionary, collections, params, base_model=opts["base_model"], eval_collection=evaluation,
-                            send=not opts["inline"], method=opts["method"])
+                            send=not opts["inline"], method=opts["method"], base_encoder=base_encoder,
+                            extra_dictionaries=extra)
         except RunError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"training run {run.pk} queued")
@@ -67,9 +81,12 @@ class Command(BaseCommand):
         run.refresh_from_db()
         if run.state != TrainingRun.State.SUCCEEDED:
             raise CommandError(f"training run {run.pk} {run.state}: {run.error}")
+        made = (f"index {run.index_version_id} (ready; promote_index {run.index_version_id} to serve it)"
+                if run.index_version_id else f"a base encoder in {run.encoder.artifact_path if run.encoder else '?'} "
+                f"(train_run --base-encoder {run.encoder}, build_index --encoder {run.encoder})")
         self.stdout.write(self.style.SUCCESS(
-            f"training run {run.pk} succeeded: encoder {run.encoder}, index {run.index_version_id} (ready; promote_index "
-            f"{run.index_version_id} to serve it){', metrics ' + json.dumps(run.metrics) if run.metrics else ''}"
+            f"training run {run.pk} succeeded: encoder {run.encoder}, {made}"
+            f"{', metrics ' + json.dumps(run.metrics) if run.metrics else ''}"
         ))
 
     def _collection(self, slug: str) -> Collection:
