@@ -36,6 +36,9 @@ def test_a_curator_decides_with_the_keyboard_and_the_linker_learns(live_server, 
     expect(_quote(page)).to_have_text("Type 2 diabetes")
     expect(page.locator("#panel .candidate")).to_have_count(10)
     expect(page.locator('#panel .candidate[data-number="2"]')).to_have_attribute("data-concept-id", "MESH:D003922")
+    # Type 1 and Type 2 diabetes are siblings: a near miss, tagged on #2 and noted above the list.
+    expect(page.locator('#panel .candidate[data-number="2"] .near-miss')).to_have_text("sibling of #1")
+    expect(page.locator("#panel .near-miss-note")).to_contain_text("#1 and #2 are siblings under Diabetes Mellitus")
     page.wait_for_timeout(300)
     page.screenshot(path=str(screenshots / "curation-document-view.png"), full_page=True)
     page.set_viewport_size({"width": 1440, "height": 2600})  # the sticky panel shows all ten candidates

@@ -1,6 +1,6 @@
 """Where candidate concepts sit in the hierarchy: their shortest path from a root, their parents and siblings.
 
-Read only; one recursive query for the paths of all of a panel's candidates.
+Read only; one recursive query for the paths (and the parents) of all of a panel's candidates.
 """
 
 from __future__ import annotations
@@ -27,14 +27,29 @@ ORDER BY up.child_id, up.parent_id
 """
 
 
-def first_paths(pks: list[int], limit: int = 8) -> dict[int, tuple[list[Concept], int]]:
+@dataclass(frozen=True)
+class Lineage:
+    """The ancestry of a panel's candidates, from one query."""
+
+    paths: dict[int, tuple[list[Concept], int]]  # per candidate: its shortest path from a root, how many others
+    parents: dict[int, list[int]]  # parent pks of every candidate and of every ancestor (each candidate's are complete)
+    nodes: dict[int, Concept]  # every ancestor: id, concept id and preferred name only
+
+    def name(self, pk: int) -> str:
+        node = self.nodes.get(pk)
+        return node.preferred_name if node is not None else str(pk)
+
+
+def candidate_lineage(pks: list[int], limit: int = 8) -> Lineage:
     """Per concept: its shortest path from a root (root first) and how many other paths exist (up to ``limit``).
 
     One recursive query for all candidates' ancestors, their names included, whatever the number of candidates.
-    Path nodes are unsaved-looking Concept instances with id, concept id and preferred name only.
+    Path nodes are unsaved-looking Concept instances with id, concept id and preferred name only. The parent
+    map comes with it: the near-miss labels (:mod:`webapp.curation.near_miss`) read the candidates' direct
+    parents from it, so they cost the panel no query of their own.
     """
     if not pks:
-        return {}
+        return Lineage({}, {}, {})
     parents: dict[int, list[int]] = {}
     nodes: dict[int, Concept] = {}
     with connection.cursor() as cursor:
@@ -50,7 +65,7 @@ def first_paths(pks: list[int], limit: int = 8) -> dict[int, tuple[list[Concept]
             out[pk] = ([], 0)
             continue
         out[pk] = ([nodes[p] for p in pk_paths[0][:-1]], len(pk_paths) - 1)
-    return out
+    return Lineage(out, parents, nodes)
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,12 @@ carries what the re-ranker says of it (:mod:`webapp.curation.panel_types`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from webapp.corpus.models import Collection, Link, Mention
-from webapp.curation.lineage import first_paths
+from webapp.curation.lineage import Lineage, candidate_lineage
 from webapp.curation.models import Decision
+from webapp.curation.near_miss import NearMiss, kinship, near_miss, top_two_notice
 from webapp.curation.panel_types import CandidateTypes, MentionTypes, candidate_types, mention_types
 from webapp.curation.services.suggestions import PanelRanking
 from webapp.training.models import IndexVersion
@@ -42,6 +43,7 @@ class CandidateRow:
     is_gold: bool
     types: CandidateTypes  # the re-ranker's latent type and type conflict; homonyms of the matched name
     homonyms: list[tuple[str, Concept | None]]  # the other concepts owning the matched name
+    near_miss: NearMiss | None = None  # its place in the hierarchy relative to the top candidate of its part
 
     @property
     def preferred_name(self) -> str:
@@ -66,6 +68,7 @@ class Panel:
     note: str = ""
     stored: bool = False  # the panel stored new suggestions (the mention may have become "suggested")
     types: MentionTypes | None = None  # who ranked, the mention's predicted types (None: stored suggestions)
+    near_miss_notes: list[str] = field(default_factory=list)  # per part: its top two are siblings or parent and child
 
     @property
     def is_composite(self) -> bool:
@@ -133,18 +136,19 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
         )
     shown_pks = [by_cid[c[2]].pk for c in candidates if c[2] in by_cid]
     known = _known_types(shown_pks)
-    paths = first_paths(shown_pks)
+    ancestry = candidate_lineage(shown_pks)
     curated = sorted((link for link in links if link.origin == Link.Origin.CURATOR), key=lambda link: (link.created_at, link.pk))
     current = curated[-1] if curated else None
     gold = [link for link in links if link.origin == Link.Origin.GOLD]
     gold_pks = {g.concept_id for g in gold if g.concept_id}
     top_by_part = {c[0]: c[4] for c in candidates if c[1] == 1}
+    near_misses, notes = _near_misses(candidates, by_cid, ancestry)
     rows = []
     for number, (part, rank, cid, matched, score, dense, sparse, typed) in enumerate(candidates, start=1):
         concept = by_cid.get(cid)
         pk = concept.pk if concept is not None else None
         top = top_by_part.get(part) or 0.0
-        ancestors, more = paths.get(pk, ([], 0)) if pk else ([], 0)
+        ancestors, more = ancestry.paths.get(pk, ([], 0)) if pk else ([], 0)
         rows.append(
             CandidateRow(
                 number=number, part=part, part_text=parts[part] if part < len(parts) else mention.text, rank=rank,
@@ -155,12 +159,44 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
                 parent=ancestors[-1] if ancestors else None,
                 is_current=current is not None and current.concept_id is not None and current.concept_id == pk,
                 is_gold=pk in gold_pks if pk else False,
-                types=typed, homonyms=[(h, by_cid.get(h)) for h in typed.homonyms],
+                types=typed, homonyms=[(h, by_cid.get(h)) for h in typed.homonyms], near_miss=near_misses.get(number),
             )
         )
     latest = Decision.objects.filter(mention=mention).select_related("user", "concept").order_by("-created_at", "-id").first()
     stored = ranking.stored if ranking is not None else False
-    return Panel(mention, parts, rows, model_version, live, version, current, gold, latest, note, stored, types)
+    return Panel(mention, parts, rows, model_version, live, version, current, gold, latest, note, stored, types, notes)
+
+
+def _near_misses(candidates: list[_Candidate], by_cid: dict[str, Concept], ancestry: Lineage) -> tuple[dict[int, NearMiss], list[str]]:
+    """Per candidate number: its relation to the first candidate of its part; and a note per part whose top two are neighbours.
+
+    Candidates are named by their place in their part ("#1" is the part's top), not by their key number: from
+    the second part of a composite mention on, key numbers pass 9 and the panel shows none.
+    The parents come from the lineage query the paths already made: no query here.
+    """
+    composite = len({c[0] for c in candidates}) > 1
+    out: dict[int, NearMiss] = {}
+    notes: list[str] = []
+    tops: dict[int, Concept | None] = {}  # part -> the concept of its first candidate
+    place: dict[int, int] = {}
+    for number, (part, _rank, cid, *_rest) in enumerate(candidates, start=1):
+        place[part] = place.get(part, 0) + 1
+        concept = by_cid.get(cid)
+        if place[part] == 1:
+            tops[part] = concept
+            continue
+        top = tops[part]
+        if concept is None or top is None:
+            continue  # an id the dictionary version lacks has no place in its hierarchy
+        kin = kinship(concept.pk, top.pk, ancestry.parents)
+        label = near_miss(kin, 1, top.preferred_name, ancestry.name, f" for part {part + 1}" if composite else "")
+        if label is None:
+            continue
+        out[number] = label
+        if place[part] == 2:
+            text = top_two_notice(kin, 1, 2, len(ancestry.parents.get(top.pk, ())), ancestry.name)
+            notes.append(f"Part {part + 1}: {text}" if composite else text)
+    return out, notes
 
 
 def _concepts(version: DictionaryVersion, concept_ids: set[str]) -> dict[str, Concept]:
