@@ -190,7 +190,9 @@ def test_hiprbert_params_are_checked() -> None:
 @pytest.mark.django_db
 def test_the_start_form_offers_the_method_with_the_scope_defaults(alice_client) -> None:  # type: ignore[no-untyped-def]
     _dictionary("tree", TREE)
+    _flat()
     page = alice_client.get("/training/runs/new/?method=hiprbert").content.decode()
+    assert "Flat (no hierarchy)" in page  # the hint in "More dictionaries"
     assert 'value="hiprbert"' in page and "Hierarchy pre-training (HiPrBERT)" in page
     assert "1000 for the student" in page and 'name="holdout_share"' in page and 'name="extra_dictionaries"' in page
     assert 'value="hiprbert" id="id_method_2" checked' in page  # preselected by the query string
@@ -199,6 +201,42 @@ def test_the_start_form_offers_the_method_with_the_scope_defaults(alice_client) 
     run = TrainingRun.objects.get()
     assert response.status_code == 302 and run.method == "hiprbert" and run.collections.count() == 0
     assert (run.params["max_batches"], run.params["batch_size"], run.params["distances"], run.params["holdout_share"]) == (4, 8, "synonym", 0.1)
+
+
+@pytest.mark.django_db
+def test_only_a_hiprbert_encoder_with_its_folder_is_a_base_encoder(alice, alice_client, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    tree = _dictionary("tree", TREE)
+    collection = _collection(tree)
+    (tmp_path / "base").mkdir()
+    base = EncoderModel.objects.create(name="hiprbert-run-7", method="hiprbert", base_model="minilm",
+                                       artifact_path=str(tmp_path / "base"), config={"dictionaries": ["tree"]})
+    EncoderModel.objects.create(name="biosyn-run-8", method="biosyn", base_model="minilm", artifact_path=str(tmp_path))
+    EncoderModel.objects.create(name="hiprbert-run-9", method="hiprbert", base_model="minilm", artifact_path=str(tmp_path / "gone"))
+    api = APIClient()
+    api.force_authenticate(alice)
+    body = {"dictionary": "tree", "collections": [collection.slug], "params": TINY}
+    linker = api.post("/api/training-runs/", body | {"base_encoder": "biosyn-run-8"}, format="json")
+    assert linker.status_code == 400 and "is a BioSyn (synonym marginalisation), not a base encoder" in linker.json()["base_encoder"][0]
+    gone = api.post("/api/training-runs/", body | {"base_encoder": "hiprbert-run-9"}, format="json")
+    assert gone.status_code == 400 and "its folder" in gone.json()["base_encoder"][0] and "is gone" in gone.json()["base_encoder"][0]
+    both = api.post("/api/training-runs/", body | {"base_encoder": base.name, "base_model": str(tmp_path)}, format="json")
+    assert both.status_code == 400 and "not both" in both.json()["detail"]
+    ok = api.post("/api/training-runs/", body | {"base_encoder": base.name}, format="json")
+    assert ok.status_code == 202 and ok.json()["base_model"] == str(tmp_path / "base")
+
+    page = alice_client.get("/training/runs/new/").content.decode()
+    assert "hiprbert-run-7 (tree; " in page and "biosyn-run-8" not in page and "the default base model (" in page
+    form = alice_client.post("/training/runs/new/", {"dictionary": "tree", "collections": [collection.slug],
+                                                     "base_encoder": base.name, "base_model": str(tmp_path)})
+    assert form.status_code == 400 and "not both" in form.context["form"].errors["base_model"][0]
+
+    models = alice_client.get("/training/models/").content.decode()
+    assert "hiprbert-run-7" in models and "(missing: it cannot be started from)" in models
+    refused = alice_client.post("/training/indexes/build/", {"dictionary": "tree", "encoder": "biosyn-run-8"}, follow=True)
+    assert b"not a base encoder" in refused.content and not IndexVersion.objects.exists()
+    alice_client.post("/training/indexes/build/", {"dictionary": "tree", "encoder": base.name})
+    index = IndexVersion.objects.get()
+    assert (index.encoder_id, index.state, index.dictionary_id) == (base.pk, IndexVersion.State.BUILDING, tree.pk)
 
 
 @pytest.mark.slow

@@ -76,6 +76,11 @@ class BaseEncoderRow:
     indexes: list[IndexVersion] = field(default_factory=list)
     folder_exists: bool = True
 
+    @property
+    def first_dictionary(self) -> str:
+        """The slug of the first dictionary it was trained on: the likeliest one to index with it."""
+        return next(iter(self.encoder.config.get("dictionaries") or ()), "")
+
 
 def base_encoder_rows(limit: int = 50) -> list[BaseEncoderRow]:
     """The newest base encoders with their runs and index versions (three queries whatever their number)."""

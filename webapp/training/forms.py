@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.db.models import Exists, OuterRef
 
 from webapp.corpus.models import Collection
 from webapp.training.base_encoders import base_encoders, default_base_label, describe
@@ -16,12 +17,17 @@ from webapp.training.hierarchy_inputs import check_has_hierarchy
 from webapp.training.hiprbert import MAX_HOLDOUT, scope_defaults
 from webapp.training.models import EncoderModel
 from webapp.training.params import BIOSYN, HIPRBERT, LATTE, default_params
-from webapp.vocab.models import Dictionary
+from webapp.vocab.models import Dictionary, HierarchyEdge
 
 DEFAULTS = default_params(BIOSYN)
 LATTE_DEFAULTS = default_params(LATTE)
 HIPRBERT_DEFAULTS = default_params(HIPRBERT)
 STUDENT, FULL = scope_defaults("student"), scope_defaults("full")
+
+
+class HierarchyDictionariesField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: Dictionary) -> str:  # type: ignore[override]
+        return str(obj) if getattr(obj, "has_edges", True) else f"{obj} (no hierarchy)"
 
 
 class BaseEncoderField(forms.ModelChoiceField):
@@ -74,8 +80,10 @@ class StartRunForm(forms.Form):
     latte_top_k = forms.IntegerField(min_value=2, max_value=200, initial=LATTE_DEFAULTS["top_k"], label="LATTE top-k",
                                      help_text="Retriever candidates the re-ranker orders (the paper's 10).")
 
-    extra_dictionaries = forms.ModelMultipleChoiceField(
-        queryset=Dictionary.objects.order_by("slug"), to_field_name="slug", required=False, label="More dictionaries",
+    extra_dictionaries = HierarchyDictionariesField(
+        # Any release's edges: a hint for the label; the latest release is what is checked (clean).
+        queryset=Dictionary.objects.annotate(has_edges=Exists(HierarchyEdge.objects.filter(version__dictionary=OuterRef("pk"))))
+        .order_by("slug"), to_field_name="slug", required=False, label="More dictionaries",
         help_text="Also pre-train on these dictionaries' hierarchies (names of two dictionaries are never compared).",
     )
     hiprbert_scope = forms.ChoiceField(
@@ -114,6 +122,8 @@ class StartRunForm(forms.Form):
                        "device": "device"}
     HIPRBERT_FIELDS = ("extra_dictionaries", *HIPRBERT_PARAMS)
     BASE_FIELDS = ("base_encoder", "base_model")
+    # Fields of the common group that only some methods read (the page hides them for the others).
+    field_methods = {"eval_collection": f"{BIOSYN} {LATTE}"}
     student_defaults = STUDENT
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -11,6 +11,7 @@ run's ``dictionary`` first); the run's collections, if any, lend their gold ment
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from linker.hierarchy.training import DISTANCE_MODES, HierarchyPretrainConfig
@@ -48,7 +49,8 @@ def check_hiprbert_params(params: dict[str, Any]) -> None:
         value = params[key]
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value) or value < 0:
+        if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+                or value != int(value) or value < 0):
             raise RunError(f"{key} must be a whole number, not negative (or null: the scope's default)")
         params[key] = int(value)
     if params["batch_size"] is not None and params["batch_size"] < 2:
@@ -62,7 +64,7 @@ def check_hiprbert_params(params: dict[str, Any]) -> None:
     if not 0.0 <= params["holdout_share"] <= MAX_HOLDOUT:
         raise RunError(f"holdout_share must be between 0 and {MAX_HOLDOUT}")
     ids = params["dictionaries"]
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+    if not all(isinstance(i, int) and not isinstance(i, bool) and 0 < i < 2**31 for i in ids):
         raise RunError("dictionaries must be a list of dictionary ids")
 
 
