@@ -238,6 +238,22 @@ def test_only_a_hiprbert_encoder_with_its_folder_is_a_base_encoder(alice, alice_
     index = IndexVersion.objects.get()
     assert (index.encoder_id, index.state, index.dictionary_id) == (base.pk, IndexVersion.State.BUILDING, tree.pk)
 
+    # The same build through the API (queued on the gpu queue after commit).
+    built = api.post("/api/index-versions/", {"dictionary": "tree", "encoder": base.name}, format="json")
+    assert built.status_code == 202 and (built.json()["encoder"], built.json()["state"]) == (base.name, "building")
+    assert api.get(f"/api/index-versions/{built.json()['id']}/").json()["label"].startswith("tree@1/hiprbert-run-7/")
+    missing = api.post("/api/index-versions/", {"dictionary": "tree", "encoder": "hiprbert-run-9"}, format="json")
+    assert missing.status_code == 400 and "is gone" in missing.json()["encoder"][0]
+
+
+@pytest.mark.django_db
+def test_index_versions_and_base_encoders_are_for_admins(bob, bob_client) -> None:  # type: ignore[no-untyped-def]
+    api = APIClient()
+    api.force_authenticate(bob)
+    assert api.get("/api/index-versions/").status_code == 403
+    assert api.post("/api/index-versions/", {"dictionary": "tree"}, format="json").status_code == 403
+    assert bob_client.post("/training/indexes/build/", {"dictionary": "tree", "encoder": "x"}).status_code == 403
+
 
 @pytest.mark.slow
 @pytest.mark.django_db

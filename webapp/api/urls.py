@@ -3,7 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
-from webapp.api import training, views
+from webapp.api import indexes, training, views
 
 app_name = "api"
 
@@ -16,6 +16,7 @@ router.register("mentions", views.MentionViewSet, basename="mention")
 router.register("links", views.LinkViewSet, basename="link")
 router.register("imports", views.ImportJobViewSet, basename="import")
 router.register("training-runs", training.TrainingRunViewSet, basename="training-run")
+router.register("index-versions", indexes.IndexVersionViewSet, basename="index-version")
 
 urlpatterns = [
     # Before the router: "dictionaries/upload/" would otherwise be read as the detail of a dictionary "upload".
