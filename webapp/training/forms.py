@@ -26,12 +26,12 @@ STUDENT, FULL = scope_defaults("student"), scope_defaults("full")
 
 
 class HierarchyDictionariesField(forms.ModelMultipleChoiceField):
-    def label_from_instance(self, obj: Dictionary) -> str:  # type: ignore[override]
+    def label_from_instance(self, obj: Dictionary) -> str:
         return str(obj) if getattr(obj, "has_edges", True) else f"{obj} (no hierarchy)"
 
 
 class BaseEncoderField(forms.ModelChoiceField):
-    def label_from_instance(self, obj: EncoderModel) -> str:  # type: ignore[override]
+    def label_from_instance(self, obj: EncoderModel) -> str:
         return describe(obj)
 
 
