@@ -42,6 +42,9 @@ class BioSynRecipeConfig:
     pretrain_epochs: int | None = None
     pretrain_max_pairs: int | None = None  # 0: every synonym pair
     layers: tuple[int, ...] | None = None  # base-model layers kept
+    # Synonym pre-training is skipped when asked, and always over a hierarchy pre-training base encoder
+    # (a folder with hierarchy.json): that base was already trained on the dictionaries' synonyms (its d0 = 0
+    # threshold) over far more pairs than this step's 20K on a CPU.
     skip_pretrain: bool = False
     max_queries: int = 0  # train on the first N queries only (0: all); smoke runs
     prior_weight: float = 1e-3
@@ -77,6 +80,9 @@ def train_biosyn_artifact(
 
     cfg = config.resolve()
     torch.set_num_threads(max(1, cfg.biosyn.num_threads))
+    if not cfg.skip_pretrain and _hierarchy_base(inputs.base_model):
+        callbacks.log("the base encoder comes from hierarchy pre-training: synonym pre-training skipped")
+        cfg = replace(cfg, skip_pretrain=True)
     layers = _layers_for(inputs.base_model or None, cfg.layers, callbacks)
     encoder = TransformerEncoder(inputs.base_model or None, max_length=cfg.biosyn.max_length, layers=layers)
     report = _settings(inputs, cfg, encoder)
@@ -96,6 +102,12 @@ def train_biosyn_artifact(
         callbacks.phase("evaluate")
         report["metrics"] = callbacks.evaluate(linker)
     return report
+
+
+def _hierarchy_base(base_model: str | Path | None) -> bool:
+    from linker.methods.hiprbert import MANIFEST
+
+    return base_model is not None and (Path(base_model) / MANIFEST).is_file()
 
 
 def _layers_for(base_model: str | Path | None, layers: tuple[int, ...] | None,

@@ -259,9 +259,12 @@ def test_the_method_writes_a_base_encoder_that_biosyn_and_index_builds_load(tmp_
     from linker.recipe import TrainingCallbacks
 
     _, biosyn_report = train("biosyn", biosyn_inputs, BioSynRecipeConfig(
-        scope="student", device="cpu", skip_pretrain=True, epochs=1), TrainingCallbacks(on_log=logs.append))
+        scope="student", device="cpu", epochs=1), TrainingCallbacks(on_log=logs.append))
     assert biosyn_report["encoder_layers"] == 3
     assert any("all kept" in line for line in logs)
+    # The hierarchy base already learnt the synonyms: BioSyn's own synonym pre-training is skipped.
+    assert biosyn_report["skip_pretrain"] is True and "pretrain" not in biosyn_report
+    assert any("synonym pre-training skipped" in line for line in logs)
 
 
 def test_the_method_refuses_sources_without_any_hierarchy(tmp_path: Path) -> None:
