@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-DATA = ROOT.parent / "shared" / "data"
+from bench.rerank import DATA, describe_machine  # noqa: E402 (after the path is set)
+
 HIERARCHIES = {
     "CTD_diseases": DATA / "medic" / "CTD_diseases.tsv.gz",
     "hp": DATA / "hpo" / "hp.obo.gz",
@@ -106,16 +107,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                                           "holdout_share", "train_s", "encoder_layers")}
         result["encoders"][label] = entry
     return result
-
-
-def describe_machine() -> str:
-    import platform
-
-    import torch
-
-    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
-    return (f"{os.cpu_count()}-core CPU ({platform.processor() or platform.machine()}), {gpu}, "
-            f"torch threads {torch.get_num_threads()}, Python {platform.python_version()}")
 
 
 PAIRS = ("0_1", "0_2", "0_3", "1_2", "1_3", "2_3")
