@@ -34,9 +34,9 @@ class _ScopeDefaults:
     layers: tuple[int, ...] | None
 
 
-# Measured on this project's 2-core CPU: the student trains at ~72 names/s (2 threads, nothing else
-# running), so 1,000 batches of 128 names (about 60% of one pass over CTD MEDIC, HPO and DOID with the
-# corpus mentions) take ~30 minutes: well inside an hour on a machine a worker shares.
+# Measured on this project's 2-core CPU: the student trains at 73 names/s (2 threads, nothing else
+# running; peak RSS 1.5 GB), so 1,000 batches of 128 names (three quarters of the 1,358 batches of one
+# pass over CTD MEDIC, HPO and DOID with the NCBI, BC5CDR and MedMentions mentions) take ~30 minutes.
 _SCOPES = {
     "full": _ScopeDefaults(batch_size=256, max_batches=0, layers=None),
     "student": _ScopeDefaults(batch_size=128, max_batches=1000, layers=STUDENT_LAYERS),
