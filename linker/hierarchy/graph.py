@@ -38,6 +38,12 @@ DISTANCE_NAMES = {SYNONYM: "synonym", SIBLING: "sibling", PARENT_CHILD: "parent-
 class NoHierarchyError(ValueError):
     """A dictionary offered for hierarchy pre-training has no parent links."""
 
+    @classmethod
+    def for_dictionary(cls, name: str, detail: str) -> NoHierarchyError:
+        """The refusal every caller gives, naming the dictionary; ``detail`` says what was looked at."""
+        return cls(f"dictionary {name!r} has no hierarchy ({detail}): hierarchy pre-training needs one; train it "
+                   "with BioSyn's synonym pre-training instead")
+
 
 def held_out(concept_id: str, share: float, seed: int = 13) -> bool:
     """Whether a concept is held out of training: a hash of its id, so that training and the benchmark agree
@@ -93,9 +99,7 @@ class HierarchySource:
                 parents[rec.concept_id] = rec.parents
         source = cls(name, names, parents)
         if require_hierarchy and not source.edge_count:
-            raise NoHierarchyError(
-                f"dictionary {name!r} has no hierarchy (no parent links among its {len(names)} concepts): hierarchy "
-                "pre-training needs one; train it with BioSyn's synonym pre-training instead")
+            raise NoHierarchyError.for_dictionary(name, f"no parent links among its {len(names)} concepts")
         return source
 
     @classmethod

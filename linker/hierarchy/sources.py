@@ -35,11 +35,12 @@ def sources_from_files(
     dictionary that resolves most of them (NCBI Disease and BC5CDR ids resolve in MEDIC)."""
     cfg = cfg or TextConfig()
     sources: list[HierarchySource] = []
-    tables: list[NameTable] = []
+    tables: list[NameTable] = []  # only to resolve corpus ids: built when there are corpora
     for path in dictionaries:
         records = list(iter_dictionary(path))
         sources.append(HierarchySource.from_records(source_name(path), records, cfg))
-        tables.append(NameTable.from_records(records, cfg))
+        if corpora:
+            tables.append(NameTable.from_records(records, cfg))
     gained = {s.name: 0 for s in sources}
     preprocessor = Preprocessor(cfg)
     for corpus in corpora:

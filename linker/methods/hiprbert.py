@@ -87,8 +87,7 @@ def _sources(inputs: TrainingInputs, cfg: HiPrBERTRecipeConfig) -> tuple[list[Hi
         raise ValueError("hierarchy pre-training needs at least one dictionary with a hierarchy")
     flat = [s.name for s in inputs.hierarchies if s.hierarchical and not s.edge_count]
     if flat:
-        raise NoHierarchyError(f"dictionary {flat[0]!r} has no hierarchy (no parent links): hierarchy pre-training "
-                               "needs one; train it with BioSyn's synonym pre-training instead")
+        raise NoHierarchyError.for_dictionary(flat[0], "no parent links")
     if not any(s.hierarchical for s in inputs.hierarchies):
         raise NoHierarchyError("hierarchy pre-training needs at least one dictionary with a hierarchy; only "
                                "synonym sources were given")

@@ -25,7 +25,7 @@ from django.contrib.postgres.aggregates import ArrayAgg
 from django.db.models import F
 
 from linker.dictionary import NameTable
-from linker.hierarchy.graph import HierarchySource
+from linker.hierarchy.graph import HierarchySource, NoHierarchyError
 from linker.recipe import TrainingInputs
 from linker.text import TextConfig, normalize
 from webapp.corpus.models import Link
@@ -37,8 +37,7 @@ __all__ = ["check_has_hierarchy", "dictionary_source", "hierarchy_inputs", "run_
 
 
 def no_hierarchy_message(dictionary: Dictionary, version: DictionaryVersion) -> str:
-    return (f"dictionary {dictionary.slug!r} has no hierarchy (no parent links in release {version.release}): "
-            "hierarchy pre-training needs one; train it with BioSyn's synonym pre-training instead")
+    return str(NoHierarchyError.for_dictionary(dictionary.slug, f"no parent links in release {version.release}"))
 
 
 def check_has_hierarchy(dictionary: Dictionary) -> DictionaryVersion:
