@@ -98,7 +98,8 @@ def _kind(path: Path) -> str | None:
         return None
     try:
         with open_text(path) as fh:
-            head = fh.readline()
+            # The NCBI Disease corpus files open with a blank line: sniff the first line with text.
+            head = next((line for line in fh if line.strip()), "")
     except (OSError, UnicodeDecodeError):
         return None
     if re.match(r"^[^|\t]+\|t\|", head):
