@@ -1,4 +1,5 @@
-"""Command line: ``python -m linker build-index | train | pretrain-hierarchy | train-rerank | evaluate | link``
+"""Command line: ``python -m linker build-index | train | train-word-vectors | pretrain-hierarchy | train-rerank |
+evaluate | link``
 (files in, files out).
 
 argparse lives only here; each sub-command calls a typed ``*_main`` function.
@@ -16,8 +17,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from linker.data import PubTatorDocument, iter_dictionary, iter_pubtator
+from linker.data import PubTatorDocument, iter_dictionary, iter_pubtator, iter_texts
 from linker.dictionary import NameTable
+from linker.encoders.base import NameEncoder
+from linker.encoders.registry import load_encoder
 from linker.encoders.transformer import TransformerEncoder
 from linker.evaluate import evaluate_linking
 from linker.index import IndexConfig
@@ -31,7 +34,8 @@ from linker.retrieval import Mode, RetrievalConfig
 from linker.text import Preprocessor, TextConfig
 from linker.train import SCOPES, BioSynConfig, TrainerConfig
 
-__all__ = ["build_index_main", "train_main", "pretrain_hierarchy_main", "train_rerank_main", "evaluate_main", "link_main", "main"]
+__all__ = ["build_index_main", "train_main", "train_word_vectors_main", "pretrain_hierarchy_main", "train_rerank_main",
+           "evaluate_main", "link_main", "main"]
 
 
 def _read_docs(paths: Sequence[str | Path]) -> list[PubTatorDocument]:
@@ -66,8 +70,13 @@ def build_index_main(
     dense_scale: float = 20.0,
     sparse_only: bool = False,
     quantize: bool = False,
+    first_stage: str | Path | None = None,
+    cascade: str = "exact",
+    sparse_search: bool = True,
 ) -> dict[str, Any]:
-    """An artifact folder from a dictionary file (+ training mentions merged) and an encoder folder."""
+    """An artifact folder from a dictionary file (+ training mentions merged) and an encoder folder (any kind;
+    a linker artifact stands for its encoder). ``first_stage``: a fast encoder (BNE, DAN) indexed in front of
+    the transformer, with the transformer encoding only what ``cascade`` says."""
     from linker.protocol import training_pairs
 
     text_cfg = TextConfig()
@@ -75,47 +84,110 @@ def build_index_main(
     merged = 0
     if merge_train:
         merged = len(table.add(training_pairs(_read_docs(merge_train), table, Preprocessor(text_cfg), mention_types)))
-    encoder = None if sparse_only else (
-        TransformerEncoder.load(encoder_path) if encoder_path else TransformerEncoder()
+    encoder: NameEncoder | None = None if sparse_only else (
+        load_encoder(encoder_folder(encoder_path), quantize=False) if encoder_path else TransformerEncoder()
     )
+    fast = load_encoder(encoder_folder(first_stage)) if first_stage and encoder is not None else None
     config = LinkerConfig(
         text=text_cfg,
-        retrieval=RetrievalConfig(sparse_weight=sparse_weight, dense_scale=dense_scale),
+        retrieval=RetrievalConfig(sparse_weight=sparse_weight, dense_scale=dense_scale, sparse_search=sparse_search,
+                                  cascade="exact" if fast is not None and cascade == "exact" else "off"),
         index=IndexConfig(kind=index_kind),  # type: ignore[arg-type]
         quantize=quantize,
     )
     t0 = time.perf_counter()
-    linker = Linker.build(table, encoder, config, metadata={"dictionary": str(dictionary), "merged_train": merged})
+    linker = Linker.build(table, encoder, config, metadata={"dictionary": str(dictionary), "merged_train": merged},
+                          first_stage_encoder=fast)
     elapsed = time.perf_counter() - t0
     linker.save(out)
     return {"names": len(table), "merged_train_names": merged, "build_s": elapsed, "names_per_s": len(table) / elapsed}
+
+
+def encoder_folder(path: str | Path) -> Path:
+    """An encoder folder, or a linker artifact's ``encoder/``."""
+    path = Path(path)
+    if (path / "config.json").exists() and (path / "encoder").is_dir():
+        return path / "encoder"
+    return path
+
+
+def _read_texts(paths: Sequence[str | Path]) -> list[str]:
+    return [text for p in paths for text in iter_texts(p)]
 
 
 def train_main(
     dictionary: str | Path,
     train: Sequence[str | Path],
     out: str | Path,
-    config: BioSynRecipeConfig | None = None,
+    config: Any = None,
     mention_types: set[str] | None = None,
     base_model: str | Path | None = None,
     log_file: str | Path | None = None,
+    method: str = "biosyn",
+    dev: Sequence[str | Path] = (),
+    texts: Sequence[str | Path] = (),
+    word_vectors: str | Path | None = None,
 ) -> dict[str, Any]:
-    """The files as the recipe's inputs, then :func:`linker.recipe.train` (BioSyn): an artifact folder with
-    the training mentions merged in, and its report."""
+    """The files as the recipe's inputs, then :func:`linker.recipe.train` (``method``: biosyn, bne, dan): an
+    artifact folder with the training mentions merged in, and its report. ``dev``: PubTator files the
+    word-vector encoders stop on; ``texts`` (PubTator or plain text) and ``word_vectors`` (a folder or a
+    .vec/.bin file) are what BNE and DAN start from. DAN above level 0 reads the dictionary's hierarchy."""
     from linker.protocol import training_pairs
-    from linker.recipe import TrainingCallbacks, TrainingInputs, prior_counts
+    from linker.recipe import TrainingCallbacks, TrainingInputs, get_method, prior_counts
     from linker.recipe import train as train_recipe
 
-    table = NameTable.from_records(iter_dictionary(dictionary), TextConfig())
+    entry = get_method(method)
+    records = list(iter_dictionary(dictionary))
+    table = NameTable.from_records(records, TextConfig())
     docs = _read_docs(train)
+    hierarchies = []
+    level = int(getattr(config, "level", 0) or 0)
+    if method == "dan" and level > 0:
+        from linker.hierarchy.graph import HierarchySource
+        from linker.hierarchy.sources import source_name
+
+        hierarchies = [HierarchySource.from_records(source_name(dictionary), records, table.cfg)]
     inputs = TrainingInputs(
         table=table, pairs=training_pairs(docs, table, Preprocessor(table.cfg), mention_types),
         concept_counts=prior_counts(docs, table, mention_types), out=Path(out), base_model=base_model,
         metadata={"dictionary": str(dictionary), "train": [str(t) for t in train]},
+        mention_types=frozenset(mention_types) if mention_types else None, dev_documents=_read_docs(dev),
+        texts=[*(f"{d.title} {d.abstract}" for d in docs), *_read_texts(texts),
+               *(r.definition for r in records if r.definition)],
+        word_vectors=Path(word_vectors) if word_vectors else None, hierarchies=hierarchies,
     )
     log = _log_to(log_file)
-    callbacks = TrainingCallbacks(on_step=log, on_epoch_end=log, on_phase=lambda name: log({"phase": name}))
-    _, report = train_recipe("biosyn", inputs, config or BioSynRecipeConfig(), callbacks)
+    callbacks = TrainingCallbacks(on_step=log, on_epoch_end=log, on_phase=lambda name: log({"phase": name}),
+                                  on_log=lambda line: log({"log": line}))
+    _, report = train_recipe(method, inputs, config if config is not None else entry.config_class(), callbacks)
+    return report
+
+
+def train_word_vectors_main(
+    out: str | Path,
+    texts: Sequence[str | Path] = (),
+    dictionaries: Sequence[str | Path] = (),
+    config: Any = None,
+    log_file: str | Path | None = None,
+) -> dict[str, Any]:
+    """fastText word vectors on text files (PubTator documents or plain lines) and dictionaries' names and
+    definitions: a word-vector folder that ``train --method bne|dan --word-vectors`` starts from."""
+    from linker.recipe import FastTextRecipeConfig, TrainingCallbacks, TrainingInputs
+    from linker.recipe import train as train_recipe
+
+    table = NameTable(TextConfig())
+    definitions: list[str] = []
+    for path in dictionaries:
+        records = list(iter_dictionary(path))
+        table.add((name, r.concept_id) for r in records for name in r.all_names())
+        definitions.extend(r.definition for r in records if r.definition)
+    corpus = [*_read_texts(texts), *definitions]
+    log = _log_to(log_file)
+    inputs = TrainingInputs(table=table, pairs=(), concept_counts={}, out=Path(out), texts=corpus,
+                            metadata={"texts": [str(t) for t in texts], "dictionaries": [str(d) for d in dictionaries]})
+    callbacks = TrainingCallbacks(on_epoch_end=log, on_phase=lambda name: log({"phase": name}),
+                                  on_log=lambda line: log({"log": line}))
+    _, report = train_recipe("fasttext", inputs, config or FastTextRecipeConfig(), callbacks)
     return report
 
 
@@ -288,6 +360,26 @@ def _train_config(args: argparse.Namespace) -> BioSynRecipeConfig:
     )
 
 
+def _fast_config(args: argparse.Namespace) -> Any:
+    """The train flags that the BNE or DAN config has, over its defaults (the papers' settings)."""
+    from dataclasses import fields
+
+    from linker.recipe import get_method
+
+    config = get_method(args.method).config_class()
+    names = {f.name for f in fields(config)}
+    given: dict[str, Any] = {
+        "epochs": args.epochs, "lr": args.lr, "batch_size": args.batch_size, "patience": args.patience,
+        "max_minutes": args.max_minutes, "threads": args.threads, "level": args.level, "device": args.device,
+        "objectives": tuple(o.strip() for o in args.objectives.split(",")) if args.objectives else None,
+    }
+    unknown = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None and k not in names
+               and k not in ("threads", "device")]
+    if unknown:
+        raise SystemExit(f"{args.method} does not take {', '.join(unknown)}")
+    return replace(config, **{k: v for k, v in given.items() if v is not None and k in names})
+
+
 def _hierarchy_config(args: argparse.Namespace) -> HiPrBERTRecipeConfig:
     """The pretrain-hierarchy flags; those not given take the scope's defaults (linker.methods.hiprbert)."""
     from linker.hierarchy.training import HierarchyPretrainConfig
@@ -324,8 +416,17 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--sparse-weight", type=float, default=1.0)
     b.add_argument("--sparse-only", action="store_true")
     b.add_argument("--quantize", action="store_true")
+    b.add_argument("--first-stage", help="a fast encoder (BNE/DAN artifact or encoder folder) searched before --encoder")
+    b.add_argument("--cascade", choices=["exact", "off"], default="exact",
+                   help="with --first-stage: exact: the transformer encodes only queries that are not a dictionary "
+                        "name; off: every query")
+    b.add_argument("--no-sparse-search", action="store_true",
+                   help="tf-idf scores the dense candidates only (no search over all names; faster)")
 
-    t = sub.add_parser("train", help="synonym pre-training + BioSyn -> artifact folder")
+    t = sub.add_parser("train", help="train a linker (BioSyn, BNE or DAN) -> artifact folder")
+    t.add_argument("--method", choices=["biosyn", "bne", "dan"], default="biosyn",
+                   help="biosyn: synonym pre-training + BioSyn (transformer); bne: BiLSTM over characters and word "
+                        "vectors; dan: deep averaging network over word vectors")
     t.add_argument("--dictionary", required=True)
     t.add_argument("--train", nargs="+", required=True, help="PubTator training files")
     t.add_argument("--out", required=True)
@@ -348,6 +449,25 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--batch-size", type=int, help=f"BioSyn queries per batch (default {BioSynConfig.batch_size})")
     t.add_argument("--prior-weight", type=float, default=1e-3, help="weight of the concept prior log(1 + n)")
     t.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if there is one)")
+    w = t.add_argument_group("bne and dan")
+    w.add_argument("--word-vectors", help="a word-vector folder (train-word-vectors) or a .vec/.bin file "
+                                          "(default: fastText trained on the training documents and names first)")
+    w.add_argument("--texts", nargs="*", default=[], help="more text for that fastText (PubTator or plain lines)")
+    w.add_argument("--dev", nargs="*", default=[], help="PubTator files to stop on (default: a share of the pairs)")
+    w.add_argument("--patience", type=int, help="epochs without dev gain before stopping")
+    w.add_argument("--max-minutes", type=float, help="stop after this much training time")
+    w.add_argument("--objectives", help="BNE: comma-separated of syn,def,ctx (default: all three)")
+    w.add_argument("--level", type=int, help="DAN: 0 concepts (linking); L >= 1 ancestors at level L as classes")
+
+    v = sub.add_parser("train-word-vectors", help="fastText word vectors on documents and names -> folder")
+    v.add_argument("--text", nargs="*", default=[], help="PubTator files or plain text files (a text a line)")
+    v.add_argument("--dictionary", nargs="*", default=[], help="dictionaries whose names and definitions join")
+    v.add_argument("--out", required=True)
+    v.add_argument("--dim", type=int, default=200)
+    v.add_argument("--epochs", type=int, default=10)
+    v.add_argument("--min-count", type=int, default=2)
+    v.add_argument("--threads", type=int, default=2)
+    v.add_argument("--log", help="append JSON progress lines here")
 
     h = sub.add_parser("pretrain-hierarchy", help="HiPrBERT pre-training on dictionaries' hierarchies -> base encoder folder")
     h.add_argument("--dictionary", action="append", required=True,
@@ -414,12 +534,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "build-index":
         result: Any = build_index_main(args.dictionary, args.out, args.encoder, args.merge_train,
                                        _types(args.mention_types), args.index, args.sparse_weight,
-                                       sparse_only=args.sparse_only, quantize=args.quantize)
-    elif args.command == "train":
+                                       sparse_only=args.sparse_only, quantize=args.quantize,
+                                       first_stage=args.first_stage, cascade=args.cascade,
+                                       sparse_search=not args.no_sparse_search)
+    elif args.command == "train" and args.method == "biosyn":
         result = train_main(args.dictionary, args.train, args.out, _train_config(args), _types(args.mention_types),
                             args.base_model, args.log)
         result = {k: v for k, v in result.items() if k not in ("pretrain", "biosyn")} | {
             "biosyn_last_epoch": result["biosyn"][-1] if result["biosyn"] else None}
+    elif args.command == "train":
+        result = train_main(args.dictionary, args.train, args.out, _fast_config(args), _types(args.mention_types),
+                            log_file=args.log, method=args.method, dev=args.dev, texts=args.texts,
+                            word_vectors=args.word_vectors)
+        result = {k: v for k, v in result.items() if k != "history"}
+    elif args.command == "train-word-vectors":
+        from linker.encoders.wordvec import FastTextConfig
+        from linker.recipe import FastTextRecipeConfig
+
+        fasttext = FastTextConfig(dim=args.dim, epochs=args.epochs, min_count=args.min_count, workers=args.threads)
+        result = train_word_vectors_main(args.out, args.text, args.dictionary, FastTextRecipeConfig(fasttext),
+                                         args.log)
     elif args.command == "pretrain-hierarchy":
         result = pretrain_hierarchy_main(args.dictionary, args.out, _hierarchy_config(args), args.corpus,
                                          args.synonyms, args.base_model, args.log)

@@ -35,6 +35,7 @@ __all__ = [
     "sniff_dictionary_format",
     "read_release",
     "iter_dictionary",
+    "iter_texts",
 ]
 
 
@@ -523,3 +524,18 @@ def iter_concept_mentions(path: str | Path, skip_splits: tuple[str, ...] = ("tes
         return
     with open_text(path) as fh:
         yield from parse(fh, name)
+
+
+def iter_texts(path: str | Path) -> Iterator[str]:
+    """Free text for word vectors: a PubTator file's documents (title and abstract, one text each), or a
+    plain text file's non-empty lines (gzip read transparently)."""
+    with open_text(path) as fh:
+        head = fh.read(4000)
+    if "|t|" in head or "|a|" in head:
+        for doc in iter_pubtator(path):
+            yield f"{doc.title} {doc.abstract}".strip()
+        return
+    with open_text(path) as fh:
+        for line in fh:
+            if line.strip():
+                yield line.strip()

@@ -1,15 +1,18 @@
 """The Linker: mention strings in, ranked concepts out, built from small parts.
 
     NameTable (names, ids)  +  Preprocessor (normalise, abbreviations, composites)
-    +  SparseEncoder (char tf-idf)  +  TransformerEncoder  +  DenseIndex (faiss)  +  λ  ->  HybridRetriever
+    +  SparseEncoder (char tf-idf)  +  a NameEncoder (transformer, BNE or DAN)  +  DenseIndex (faiss)  +  λ
+    ->  HybridRetriever
 
 One artifact folder holds everything (``save``/``load``)::
 
     config.json          versions, λ, dense scale, retrieval / index / text configs, counts
-    encoder/             Hugging Face weights + tokenizer + encoder.json
+    encoder/             encoder.json (its kind) + a transformer's Hugging Face weights and tokenizer, or a
+                         BNE/DAN encoder's weights and word vectors
     sparse/              tf-idf vocabulary, idf and the name matrix
     index/               faiss index, vectors, faiss-row -> name-row map
     table/               name_table.json (names, raw names, concept ids, alt id map)
+    first_stage/         optional fast encoder (BNE, DAN) and its index, searched before the transformer
     prior.json           concept prior from training annotations (a tie-breaker, see RetrievalConfig)
     rerank/              optional LATTE re-ranker (:mod:`linker.rerank`); refused with a reason when it does
                          not match this linker, which then ranks by the retriever alone
@@ -26,12 +29,14 @@ from typing import Any
 
 from linker.data import ConceptRecord, PubTatorDocument
 from linker.dictionary import NameTable
+from linker.encoders.base import NameEncoder
+from linker.encoders.registry import load_encoder
 from linker.encoders.transformer import TransformerEncoder, cached_features
 from linker.index import DenseIndex, IndexConfig
 from linker.rerank.context import MentionSpan, mention_context
 from linker.rerank.reranker import Reranker, RerankerError
 from linker.rerank.results import RANKED_BY_LATTE, RANKED_BY_RETRIEVER, CandidateTyping, LinkedMention
-from linker.retrieval import Candidate, HybridRetriever, RetrievalConfig, encode_names
+from linker.retrieval import Candidate, FirstStage, HybridRetriever, RetrievalConfig, encode_names
 from linker.sparse import SparseEncoder
 from linker.text import Preprocessor, TextConfig
 
@@ -89,11 +94,12 @@ class Linker:
         self,
         table: NameTable,
         sparse: SparseEncoder,
-        encoder: TransformerEncoder | None,
+        encoder: NameEncoder | None,
         index: DenseIndex | None,
         config: LinkerConfig,
         metadata: dict[str, Any] | None = None,
         concept_prior: dict[str, float] | None = None,
+        first_stage: FirstStage | None = None,
     ) -> None:
         self.table = table
         self.sparse = sparse
@@ -102,11 +108,12 @@ class Linker:
         self.config = config
         self.preprocessor = Preprocessor(config.text)
         self.metadata: dict[str, Any] = dict(metadata or {})
-        if encoder is not None and config.quantize and not encoder.quantized:
+        if isinstance(encoder, TransformerEncoder) and config.quantize and not encoder.quantized:
             encoder.quantize()
         mode = config.retrieval.mode if encoder is not None else "sparse"
+        self.first_stage = first_stage if encoder is not None else None
         self.retriever = HybridRetriever(table, sparse, encoder, index, replace(config.retrieval, mode=mode),
-                                         concept_prior)
+                                         concept_prior, self.first_stage)
         self.reranker: Reranker | None = None
         self.reranker_problem: str | None = None  # why the artifact's re-ranker was refused, if it was
 
@@ -126,16 +133,19 @@ class Linker:
     def build(
         cls,
         dictionary: NameTable | Iterable[ConceptRecord],
-        encoder: TransformerEncoder | None,
+        encoder: NameEncoder | None,
         config: LinkerConfig | None = None,
         metadata: dict[str, Any] | None = None,
         feature_cache: str | Path | None = None,
+        first_stage_encoder: NameEncoder | None = None,
     ) -> Linker:
         """Fit tf-idf on the dictionary's names and encode them into a dense index (no encoder: sparse only).
 
         ``feature_cache``: a folder where the transformer's features are memoised (see
         :func:`linker.encoders.transformer.cached_features`); only the projection head then runs for names
         already seen by the same transformer.
+        ``first_stage_encoder``: a fast encoder (BNE, DAN) indexed beside ``encoder`` and searched first (see
+        ``RetrievalConfig.cascade``: with "exact" the transformer encodes only queries that are not a name).
         """
         config = config or LinkerConfig()
         table = dictionary if isinstance(dictionary, NameTable) else NameTable.from_records(dictionary, config.text)
@@ -145,18 +155,25 @@ class Linker:
         meta["sparse_build_s"] = time.perf_counter() - t0
         index: DenseIndex | None = None
         if encoder is not None:
-            if config.quantize and not encoder.quantized:
-                encoder.quantize()
+            transformer = encoder if isinstance(encoder, TransformerEncoder) else None
+            if transformer is not None and config.quantize and not transformer.quantized:
+                transformer.quantize()
             t0 = time.perf_counter()
-            if feature_cache is not None and not encoder.quantized:
-                feats = cached_features(encoder, table.names, feature_cache, config.encode_batch_size)
-                vectors = encoder.project_numpy(feats)
+            if feature_cache is not None and transformer is not None and not transformer.quantized:
+                feats = cached_features(transformer, table.names, feature_cache, config.encode_batch_size)
+                vectors = transformer.project_numpy(feats)
             else:
                 vectors = encode_names(encoder, table.names, batch_size=config.encode_batch_size)
             index = DenseIndex.build(vectors, config=config.index)
             meta["dense_build_s"] = time.perf_counter() - t0
+        first_stage = None
+        if first_stage_encoder is not None and encoder is not None:
+            t0 = time.perf_counter()
+            fast = encode_names(first_stage_encoder, table.names, batch_size=config.encode_batch_size)
+            first_stage = FirstStage(first_stage_encoder, DenseIndex.build(fast, config=config.index))
+            meta["first_stage_build_s"] = time.perf_counter() - t0
         meta["names"] = len(table)
-        return cls(table, sparse, encoder, index, config, meta)
+        return cls(table, sparse, encoder, index, config, meta, first_stage=first_stage)
 
     # --- linking -------------------------------------------------------------------------------------
 
@@ -271,6 +288,9 @@ class Linker:
         self.sparse.add_names(names)
         if self.encoder is not None and self.index is not None:
             self.index.add(self.encoder.encode(names, batch_size=self.config.encode_batch_size), rows)
+        if self.first_stage is not None:
+            self.first_stage.index.add(self.first_stage.encoder.encode(names, batch_size=self.config.encode_batch_size),
+                                       rows)
         return rows
 
     @property
@@ -288,6 +308,9 @@ class Linker:
             self.encoder.save(folder / "encoder")
         if self.index is not None:
             self.index.save(folder / "index")
+        if self.first_stage is not None:
+            self.first_stage.encoder.save(folder / "first_stage" / "encoder")
+            self.first_stage.index.save(folder / "first_stage" / "index")
         payload = {
             "format": ARTIFACT_FORMAT,
             "config": self.config.to_dict(),
@@ -317,11 +340,15 @@ class Linker:
         sparse = SparseEncoder.load(folder / "sparse")
         encoder = index = None
         if payload.get("has_encoder"):
-            encoder = TransformerEncoder.load(folder / "encoder", quantize=config.quantize)
+            encoder = load_encoder(folder / "encoder", quantize=config.quantize)
             index = DenseIndex.load(folder / "index")
+        first_stage = None
+        if encoder is not None and (folder / "first_stage" / "encoder").is_dir():
+            first_stage = FirstStage(load_encoder(folder / "first_stage" / "encoder"),
+                                     DenseIndex.load(folder / "first_stage" / "index"))
         prior_path = folder / "prior.json"
         prior = json.loads(prior_path.read_text()) if prior_path.exists() else None
-        linker = cls(table, sparse, encoder, index, config, payload.get("metadata"), prior)
+        linker = cls(table, sparse, encoder, index, config, payload.get("metadata"), prior, first_stage)
         if (folder / "rerank").exists():
             try:
                 linker.reranker = Reranker.load(folder / "rerank", encoder, table)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["SynonymMarginalLoss", "HierarchicalMultiSimilarityLoss", "InBatchSynonymContrastiveLoss"]
+__all__ = ["SynonymMarginalLoss", "HierarchicalMultiSimilarityLoss", "InBatchSynonymContrastiveLoss",
+           "LogisticPairLoss", "CosineTripletLoss", "CosineDistanceLoss", "distance_weighted_negatives"]
 
 
 class SynonymMarginalLoss(nn.Module):
@@ -112,3 +113,116 @@ class InBatchSynonymContrastiveLoss(HierarchicalMultiSimilarityLoss):
     def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         different = (labels.unsqueeze(0) != labels.unsqueeze(1)).long()  # [b, b]: 0 synonym, 1 not
         return super().forward(embeddings, different)
+
+
+class LogisticPairLoss(nn.Module):
+    """BNE's objectives as binary classification with a dot-product classifier (Phan et al., ACL 2019, sec. 3.2):
+
+        l(f(s)·t(s)) + l(-f(s)·t(s_neg)),   l(x) = log(1 + e^-x) = softplus(-x)
+
+    for an anchor encoding f(s) and its target t(s): a synonym's encoding (L_syn), its concept's vector g(c)
+    (L_def) or its contextual vector q(s) (L_ctx). The negative is another row of the batch (the paper:
+    "negative name sampled from a mini-batch"), one per anchor: row i takes row (i + shift) mod b for a
+    random shift in 1..b-1, so it is never the anchor's own target. A negative that is a true synonym
+    (two rows of one concept) is masked out by ``groups``.
+
+    Inputs:
+        anchors [b, d], targets [b, d]: unnormalised vectors (the classifier is the plain dot product)
+        groups  [b] int, optional: the concept of each row; a negative of the same concept gives no loss
+        shift   int, optional: the in-batch offset of the negatives (random when None)
+    Returns a scalar: the mean over the batch of the positive and the negative term.
+    """
+
+    def forward(
+        self, anchors: torch.Tensor, targets: torch.Tensor, groups: torch.Tensor | None = None,
+        shift: int | None = None,
+    ) -> torch.Tensor:
+        b = anchors.shape[0]
+        positive = nn.functional.softplus(-(anchors * targets).sum(-1))  # [b]
+        if b < 2:
+            return positive.mean()
+        if shift is None:
+            shift = int(torch.randint(1, b, (1,)).item())
+        negatives = torch.roll(targets, shifts=-shift, dims=0)  # row i -> targets[(i + shift) % b]
+        negative = nn.functional.softplus((anchors * negatives).sum(-1))  # [b]
+        if groups is not None:
+            negative = negative * (groups != torch.roll(groups, shifts=-shift, dims=0)).to(negative.dtype)
+        return (positive + negative).mean()
+
+
+class CosineTripletLoss(nn.Module):
+    """The siamese triplet loss of DAN's semantic-similarity objective (Fivez et al., BioNLP 2021, eq. 2):
+
+        L_sem = max(d(f(n), f(n_pos)) - d(f(n), f(n_neg)) + margin, 0),   d = 1 - cosine
+
+    Inputs: anchors, positives, negatives [b, d] (any scale; cosine normalises). Returns the batch mean.
+    """
+
+    def __init__(self, margin: float = 0.1) -> None:
+        super().__init__()
+        self.margin = margin
+
+    def forward(self, anchors: torch.Tensor, positives: torch.Tensor, negatives: torch.Tensor) -> torch.Tensor:
+        pos = 1.0 - nn.functional.cosine_similarity(anchors, positives, dim=-1)  # [b]
+        neg = 1.0 - nn.functional.cosine_similarity(anchors, negatives, dim=-1)  # [b]
+        return torch.clamp(pos - neg + self.margin, min=0.0).mean()
+
+
+class CosineDistanceLoss(nn.Module):
+    """Mean cosine distance 1 - cos(f(n), v) to a fixed target: DAN's context objective (v = u_n, the name's
+    mean word vector, eq. 4) and its grounding objective (v = (u_p + u_n) / 2, u_p the class prototype, eq. 5).
+
+    Inputs: encodings [b, d], targets [b, d]. Returns the batch mean.
+    """
+
+    def forward(self, encodings: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return (1.0 - nn.functional.cosine_similarity(encodings, targets, dim=-1)).mean()
+
+
+def distance_weighted_negatives(
+    anchors: torch.Tensor,
+    pool: torch.Tensor,
+    forbidden: torch.Tensor,
+    cutoff: float = 0.5,
+    nonzero_loss_cutoff: float = 1.4,
+    generator: torch.Generator | None = None,
+    candidates: int | None = None,
+) -> torch.Tensor:
+    """Distance-weighted negative sampling (Wu et al., ICCV 2017, sec. 4), as DAN samples its negatives
+    "over all training names".
+
+    Pairwise distances of unit vectors in n dimensions follow q(d) ∝ d^(n-2) (1 - d²/4)^((n-3)/2); sampling a
+    negative with weight 1/q(d) makes the sampled distances roughly uniform, so a batch sees hard, medium
+    and easy negatives alike instead of the mass of near-orthogonal ones. Distances are clipped below at
+    ``cutoff`` (the densities explode near 0) and names beyond ``nonzero_loss_cutoff`` (which give no
+    loss) get no weight unless nothing else is left. ``candidates``: weigh only each anchor's nearest
+    allowed names (the authors' code takes the 200 nearest; over a large pool of an untrained encoder's
+    crowded encodings the weights alone pick nearly at random); None weighs the whole pool.
+
+    Inputs:
+        anchors   [b, n] and pool [p, n]: L2-normalised encodings
+        forbidden [b, p] bool: pairs that are not negatives (the anchor itself, names of its class)
+    Returns [b] int64: one pool index per anchor (-1 where every pool name is forbidden).
+    """
+    dim = anchors.shape[1]
+    with torch.no_grad():
+        sims = (anchors @ pool.T).masked_fill(forbidden, float("-inf"))  # [b, p]
+        columns: torch.Tensor | None = None
+        if candidates is not None and candidates < pool.shape[0]:
+            sims, columns = sims.topk(max(1, int(candidates)), dim=1)  # [b, k]
+        allowed = torch.isfinite(sims)
+        dist = (2.0 - 2.0 * sims.clamp(-1.0, 1.0)).clamp(min=0.0).sqrt().clamp(min=cutoff)
+        log_q = (dim - 2.0) * torch.log(dist) + ((dim - 3.0) / 2.0) * torch.log(
+            (1.0 - 0.25 * dist.pow(2)).clamp(min=1e-8))
+        log_w = (-log_q).masked_fill(~allowed, float("-inf"))
+        useful = allowed & (dist < nonzero_loss_cutoff)
+        # Only names within the loss-giving radius, unless an anchor has none: then any allowed name.
+        log_w = torch.where(useful.any(dim=1, keepdim=True), log_w.masked_fill(~useful, float("-inf")), log_w)
+        any_allowed = allowed.any(dim=1)  # [b]
+        log_w = log_w - log_w.max(dim=1, keepdim=True).values.nan_to_num(0.0, neginf=0.0)
+        weights = torch.where(torch.isfinite(log_w), torch.exp(log_w), torch.zeros_like(log_w))
+        weights[~any_allowed] = 1.0  # placeholder row, replaced by -1 below
+        picked = torch.multinomial(weights, 1, generator=generator).squeeze(1)
+        if columns is not None:
+            picked = columns.gather(1, picked.unsqueeze(1)).squeeze(1)
+        return torch.where(any_allowed, picked, torch.full_like(picked, -1))

@@ -4,7 +4,7 @@
 ML; they differ only in how they gather the inputs (files, or a run's snapshot of the database).
 
 The table: :data:`METHODS` maps a name to a :class:`~linker.methods.base.Method` (its config dataclass and
-its train function); :func:`register` adds one. BioSyn, LATTE and HiPrBERT are registered here; a new method is a module under
+its train function); :func:`register` adds one. BioSyn, LATTE, HiPrBERT, fastText word vectors, BNE and DAN are registered here; a new method is a module under
 ``linker/methods/`` and one ``register`` line below.
 
 The concept prior has one definition (:func:`~linker.methods.base.prior_counts`): the number of training
@@ -25,12 +25,15 @@ from typing import Any
 
 from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs, prior_counts
 from linker.methods.biosyn import BIOSYN, HISTORIES, BioSynRecipeConfig
+from linker.methods.bne import BNE, BNERecipeConfig
+from linker.methods.dan import DAN, DANRecipeConfig
 from linker.methods.hiprbert import HIPRBERT, HiPrBERTRecipeConfig
 from linker.methods.latte import LATTE, LatteRecipeConfig
+from linker.methods.word_vectors import FASTTEXT, FastTextRecipeConfig
 
 __all__ = [
     "METHODS", "Method", "Report", "TrainingCallbacks", "TrainingInputs", "BioSynRecipeConfig", "HISTORIES",
-    "LatteRecipeConfig", "HiPrBERTRecipeConfig",
+    "LatteRecipeConfig", "HiPrBERTRecipeConfig", "FastTextRecipeConfig", "DANRecipeConfig", "BNERecipeConfig",
     "get_method", "prior_counts", "register", "train",
 ]
 
@@ -48,6 +51,9 @@ def register(method: Method[Any]) -> Method[Any]:
 register(BIOSYN)
 register(LATTE)
 register(HIPRBERT)
+register(FASTTEXT)
+register(DAN)
+register(BNE)
 
 
 def get_method(name: str) -> Method[Any]:

@@ -81,6 +81,8 @@ class TransformerEncoder(nn.Module):
     by a fixed scale (see :class:`linker.biosyn.BioSynConfig.dense_scale`).
     """
 
+    kind = "transformer"  # see linker.encoders.base
+
     def __init__(
         self,
         model_path: str | Path | None = None,
@@ -266,7 +268,7 @@ class TransformerEncoder(nn.Module):
         folder.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(folder)
         self.tokenizer.save_pretrained(folder)
-        cfg: dict[str, object] = {"pooling": self.pooling, "normalize": self.normalize, "max_length": self.max_length}
+        cfg: dict[str, object] = {"kind": self.kind, "pooling": self.pooling, "normalize": self.normalize, "max_length": self.max_length}
         if self.head is not None:
             torch.save(self.head.state_dict(), folder / "head.pt")
             cfg["head_hidden"] = self.head.hidden

@@ -51,6 +51,12 @@ class TrainingInputs:
     # For hierarchy pre-training (HiPrBERT): each dictionary's names and parent links, and corpus
     # mention->concept pairs as synonyms-only sources.
     hierarchies: Sequence[HierarchySource] = ()
+    # For the word-vector encoders (fastText, BNE, DAN): free text to train word vectors on (documents,
+    # names, definitions), and word vectors to start from instead (a folder saved by
+    # :class:`linker.encoders.wordvec.WordVectors` or a user's .vec/.bin file; None: train fastText on
+    # ``texts`` and the dictionary's names first).
+    texts: Sequence[str] = ()
+    word_vectors: Path | None = None
 
 
 @dataclass(frozen=True)

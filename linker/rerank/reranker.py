@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from linker.encoders.base import NameEncoder
 from linker.encoders.transformer import TransformerEncoder
 from linker.rerank.context import DEFAULT_WINDOW_WORDS, MentionContext
 from linker.rerank.features import retriever_features
@@ -192,12 +193,13 @@ class Reranker:
         (folder / "concept_types.json").write_text(json.dumps(self.concept_types, sort_keys=True) + "\n")
 
     @classmethod
-    def load(cls, folder: str | Path, encoder: TransformerEncoder | None, table: NameTable) -> Reranker:
+    def load(cls, folder: str | Path, encoder: NameEncoder | None, table: NameTable) -> Reranker:
         """Load and check that it was trained for this linker's encoder and dictionary; raises
         :class:`RerankerError` naming what is wrong."""
         folder = Path(folder)
-        if encoder is None:
-            raise RerankerError(f"{folder}: a re-ranker needs the linker's transformer, and this linker is sparse-only")
+        if not isinstance(encoder, TransformerEncoder):
+            what = "is sparse-only" if encoder is None else f"encodes names with {getattr(encoder, 'kind', '?')}"
+            raise RerankerError(f"{folder}: a re-ranker reads a transformer's token states, and this linker {what}")
         try:
             payload = json.loads((folder / "config.json").read_text())
             if payload.get("format") != RERANK_FORMAT:

@@ -60,17 +60,18 @@ def _inputs(table: NameTable, out: Path) -> TrainingInputs:
     return TrainingInputs(table=table, pairs=[("kahler disease", "D009101")], concept_counts={}, out=out)
 
 
-def test_biosyn_latte_and_hiprbert_are_in_the_table_and_a_name_is_registered_once(echo: Method[_EchoConfig]) -> None:
+def test_the_methods_are_in_the_table_and_a_name_is_registered_once(echo: Method[_EchoConfig]) -> None:
     from linker.methods.hiprbert import HiPrBERTRecipeConfig
 
     assert METHODS["biosyn"].config_class is BioSynRecipeConfig
     assert METHODS["latte"].config_class is LatteRecipeConfig
     assert METHODS["hiprbert"].config_class is HiPrBERTRecipeConfig
-    assert sorted(METHODS) == ["biosyn", "echo", "hiprbert", "latte"]
+    assert sorted(METHODS) == ["biosyn", "bne", "dan", "echo", "fasttext", "hiprbert", "latte"]
     with pytest.raises(ValueError, match="already registered"):
         recipe.register(echo)
-    with pytest.raises(ValueError, match="unknown training method 'bne'; known: biosyn, echo, hiprbert, latte"):
-        recipe.get_method("bne")
+    with pytest.raises(ValueError, match="unknown training method 'tagger'; known: biosyn, bne, dan, echo, fasttext, "
+                                         "hiprbert, latte"):
+        recipe.get_method("tagger")
 
 
 def test_an_artifact_appears_complete_without_checkpoints(echo: Method[_EchoConfig], tiny_table: NameTable, tmp_path: Path) -> None:

@@ -1,0 +1,28 @@
+"""Loading a saved name encoder of any kind (:data:`linker.encoders.base.ENCODER_KINDS`) by its ``encoder.json``.
+
+Kept apart from :mod:`linker.encoders.base`, which every encoder imports for the protocol: this module
+imports every encoder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from linker.encoders.base import ENCODER_KINDS, NameEncoder, encoder_kind
+from linker.encoders.bne import BNEEncoder
+from linker.encoders.dan import DANEncoder
+from linker.encoders.transformer import TransformerEncoder
+
+__all__ = ["load_encoder"]
+
+
+def load_encoder(folder: str | Path, quantize: bool = False) -> NameEncoder:
+    """Load a saved encoder of any kind. ``quantize`` (int8 inference) applies to transformers only."""
+    kind = encoder_kind(folder)
+    if kind == "transformer":
+        return TransformerEncoder.load(folder, quantize=quantize)
+    if kind == "bne":
+        return BNEEncoder.load(folder)
+    if kind == "dan":
+        return DANEncoder.load(folder)
+    raise ValueError(f"{folder}: unknown encoder kind {kind!r} (known: {', '.join(ENCODER_KINDS)})")

@@ -1,0 +1,105 @@
+"""The combined linker: a fast encoder (DAN here) searched first, the transformer encoding only queries that are not
+a dictionary name; its artifact round trip; a fast-only linker; the re-ranker refused for a non-transformer."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from linker.data import ConceptRecord, Synonym
+from linker.encoders.base import encoder_kind
+from linker.encoders.dan import DANConfig, DANEncoder
+from linker.encoders.registry import load_encoder
+from linker.encoders.transformer import TransformerEncoder
+from linker.encoders.wordvec import FastTextConfig, WordVectors
+from linker.linker import Linker, LinkerConfig
+from linker.rerank.reranker import Reranker, RerankerError
+from linker.retrieval import RetrievalConfig
+
+RECORDS = [
+    ConceptRecord("D1", "breast cancer", (Synonym("mammary carcinoma"), Synonym("breast neoplasm"))),
+    ConceptRecord("D2", "lung cancer", (Synonym("pulmonary neoplasm"), Synonym("lung carcinoma"))),
+    ConceptRecord("D3", "diabetes mellitus", (Synonym("sugar diabetes"),)),
+    ConceptRecord("D4", "cardiomyopathy", (Synonym("heart muscle disease"),)),
+]
+QUERIES = ["breast cancer", "carcinoma of the lung", "sugar diabetes", "disease of the heart muscle", "lung carcinoma"]
+
+
+@pytest.fixture(scope="module")
+def encoders() -> tuple[TransformerEncoder, DANEncoder]:
+    torch.manual_seed(0)
+    texts = [r.preferred_name for r in RECORDS] + [s.text for r in RECORDS for s in r.synonyms]
+    vectors = WordVectors.train(texts * 5, FastTextConfig(dim=16, epochs=2, workers=1, bucket=2000))
+    return TransformerEncoder(layers=(0,)), DANEncoder(vectors, DANConfig(hidden=32))
+
+
+class CountingEncoder:
+    """The transformer, counting the texts it is asked to encode."""
+
+    def __init__(self, encoder: TransformerEncoder) -> None:
+        self.inner = encoder
+        self.encoded: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def encode(self, texts: Any, batch_size: int = 256, **kwargs: Any) -> np.ndarray:
+        self.encoded.extend(texts)
+        return self.inner.encode(texts, batch_size=batch_size, **kwargs)
+
+
+def _top(linker: Linker, queries: list[str]) -> list[str]:
+    return [parts[0][0].concept_id for parts in linker.link_queries([[q] for q in queries], 3)]
+
+
+def test_exact_names_skip_the_transformer_and_the_top_concept_is_unchanged(encoders: Any) -> None:
+    transformer, fast = encoders
+    alone = Linker.build(RECORDS, transformer)
+    combined = Linker.build(RECORDS, transformer, LinkerConfig(retrieval=RetrievalConfig(cascade="exact")),
+                            first_stage_encoder=fast)
+    counting = CountingEncoder(transformer)
+    combined.retriever.encoder = counting  # type: ignore[assignment]
+    assert _top(combined, QUERIES) == _top(alone, QUERIES)
+    assert sorted(counting.encoded) == ["carcinoma of the lung", "disease of the heart muscle"]
+    # "off" encodes every query with both encoders.
+    combined.retriever.config = replace(combined.retriever.config, cascade="off")
+    counting.encoded.clear()
+    assert _top(combined, QUERIES) == _top(alone, QUERIES)
+    assert len(counting.encoded) == len(set(QUERIES))
+
+
+def test_the_first_stage_survives_save_and_load_and_learns_synonyms(encoders: Any, tmp_path: Path) -> None:
+    transformer, fast = encoders
+    linker = Linker.build(RECORDS, transformer, LinkerConfig(retrieval=RetrievalConfig(cascade="exact")),
+                          first_stage_encoder=fast)
+    linker.save(tmp_path / "a")
+    assert encoder_kind(tmp_path / "a" / "first_stage" / "encoder") == "dan"
+    loaded = Linker.load(tmp_path / "a")
+    assert loaded.first_stage is not None and loaded.config.retrieval.cascade == "exact"
+    assert _top(loaded, QUERIES) == _top(linker, QUERIES)
+    loaded.add_names([("cardiac myopathy", "D4")])
+    assert len(loaded.first_stage.index) == len(loaded.index) == len(loaded.table)
+    assert _top(loaded, ["cardiac myopathy"]) == ["D4"]
+
+
+def test_a_fast_encoder_alone_is_a_linker(encoders: Any, tmp_path: Path) -> None:
+    _, fast = encoders
+    linker = Linker.build(RECORDS, fast, LinkerConfig(retrieval=RetrievalConfig(sparse_search=False)))
+    assert _top(linker, ["breast cancer", "lung carcinoma"]) == ["D1", "D2"]
+    linker.save(tmp_path / "fast")
+    loaded = Linker.load(tmp_path / "fast")
+    assert isinstance(loaded.encoder, DANEncoder)
+    assert _top(loaded, QUERIES) == _top(linker, QUERIES)
+    assert isinstance(load_encoder(tmp_path / "fast" / "encoder"), DANEncoder)
+
+
+def test_a_reranker_needs_a_transformer(encoders: Any, tmp_path: Path) -> None:
+    _, fast = encoders
+    linker = Linker.build(RECORDS, fast)
+    with pytest.raises(RerankerError, match="reads a transformer's token states, and this linker encodes names with dan"):
+        Reranker.load(tmp_path, fast, linker.table)
