@@ -12,7 +12,7 @@ def build_index_task(index_id: int, activate: bool = False) -> str:
     from webapp.training.models import IndexVersion
     from webapp.training.services import build_index, promote_index
 
-    index = IndexVersion.objects.select_related("dictionary", "dictionary_version", "encoder").get(pk=index_id)
+    index = IndexVersion.objects.select_related("dictionary", "dictionary_version", "encoder", "first_stage").get(pk=index_id)
     if index.state == IndexVersion.State.BUILDING:
         index = build_index(index)
     if activate and index.state == IndexVersion.State.READY:

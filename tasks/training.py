@@ -60,6 +60,21 @@ def evaluate_task(evaluation_id: int) -> str:
     return run_evaluation(evaluation_id)
 
 
+@shared_task(
+    name="tasks.training.word_vectors_upload_task",
+    acks_late=True,
+    reject_on_worker_lost=True,  # reads a file and writes a folder it replaces: safe to run again
+    time_limit=TIME_LIMIT_S,
+    soft_time_limit=max(30, TIME_LIMIT_S - 60),
+    **RETRY_OPTIONS,
+)
+def word_vectors_upload_task(upload_id: int) -> str:
+    """Read an admin's large word-vector file (queued on the default queue: see webapp.training.word_vectors)."""
+    from webapp.training.word_vectors import run_upload
+
+    return run_upload(upload_id)
+
+
 @shared_task(name="tasks.training.sweep_stale_runs", ignore_result=True, **RETRY_OPTIONS)
 def sweep_stale_runs() -> list[int]:
     """Fail the running runs whose worker stopped beating (periodic: see ``webapp.celery``)."""

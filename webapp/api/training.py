@@ -18,8 +18,9 @@ from webapp.api.views import RejectNulMixin
 from webapp.corpus.models import Collection
 from webapp.training.base_encoders import get_base_encoder
 from webapp.training.errors import RunError
-from webapp.training.models import TrainingRun
+from webapp.training.models import TrainingRun, WordVectorModel
 from webapp.training.runs import cancel_run, start_run
+from webapp.training.word_vectors import get_word_vectors
 from webapp.vocab.models import Dictionary
 
 
@@ -29,23 +30,33 @@ class TrainingRunSerializer(serializers.ModelSerializer):
     eval_collection = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
     encoder = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
     index_version = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
+    word_vectors = serializers.SlugRelatedField(
+        slug_field="name", read_only=True, allow_null=True,
+        help_text="BNE/DAN: the word vectors it starts from (null: fastText trained on its texts first).",
+    )
+    trained_word_vectors = serializers.SerializerMethodField(help_text="fastText: the word vectors it made.")
 
     class Meta:
         model = TrainingRun
         fields = [
             "id", "dictionary", "collections", "eval_collection", "method", "base_model", "params", "state", "phase",
             "epoch", "epochs", "step", "total_steps", "fraction", "metrics", "error", "device", "worker",
-            "encoder", "index_version", "queued_at", "started_at", "finished_at",
+            "encoder", "index_version", "word_vectors", "trained_word_vectors", "queued_at", "started_at", "finished_at",
         ]
         read_only_fields = fields
+
+    def get_trained_word_vectors(self, run: TrainingRun) -> str | None:
+        if run.method != TrainingRun.Method.FASTTEXT or run.state != TrainingRun.State.SUCCEEDED:
+            return None
+        return WordVectorModel.objects.filter(run=run).values_list("name", flat=True).first()
 
 
 class TrainingRunStartSerializer(serializers.Serializer):
     dictionary = serializers.SlugField()
     collections = serializers.ListField(
         child=serializers.SlugField(), required=False, default=list,
-        help_text="Gold collections to train on (BioSyn and LATTE: at least one; HiPrBERT: optional, their gold "
-                  "mentions become extra names).",
+        help_text="Gold collections to train on (BioSyn, LATTE, BNE, DAN: at least one; HiPrBERT: optional, their "
+                  "gold mentions become extra names); fastText: any collections whose documents it trains on.",
     )
     eval_collection = serializers.SlugField(required=False, help_text="A held-out gold collection to evaluate on.")
     base_model = serializers.CharField(required=False, allow_blank=True, default="", help_text="Local Hugging Face folder.")
@@ -57,16 +68,26 @@ class TrainingRunStartSerializer(serializers.Serializer):
         child=serializers.SlugField(), required=False, default=list,
         help_text="HiPrBERT: more dictionaries to pre-train on, besides dictionary (each needs a hierarchy).",
     )
+    word_vectors = serializers.SlugField(
+        required=False, max_length=120,
+        help_text="BNE, DAN: name of a word-vector model to start from (GET /api/word-vectors/); left out: fastText is "
+                  "trained on the gold collections' documents first.",
+    )
     method = serializers.ChoiceField(
         choices=TrainingRun.Method.choices, required=False,
-        help_text="biosyn (default), latte (a re-ranker over the dictionary's active index) or hiprbert (hierarchy "
-                  "pre-training of a base encoder); params['method'] works too.",
+        help_text="biosyn (default), latte (a re-ranker over the dictionary's active index), hiprbert (hierarchy "
+                  "pre-training of a base encoder), fasttext (word vectors), bne or dan (fast name encoders over word "
+                  "vectors); params['method'] works too.",
     )
     params = serializers.DictField(
         required=False, default=dict,
         help_text="The method's parameters; BioSyn's default to the paper's, LATTE's to the linker's (epochs, latent_types, "
                   "top_k, ...), HiPrBERT's to the scope's (train_scope, epochs, max_batches, batch_size, distances, "
-                  "holdout_share, device).",
+                  "holdout_share, device); fastText: dim, epochs, window, min_count, include_names, include_definitions; "
+                  "BNE: epochs, patience, max_minutes, objectives (syn, def, ctx), batch_size, lr, ...; DAN: level "
+                  "(0: concepts; L >= 1: ancestors at level L), hierarchy (a dictionary id; 0: the run's), max_epochs, "
+                  "patience, max_minutes, ...; BNE and DAN training their own word vectors: fasttext_dim, "
+                  "fasttext_epochs, include_definitions.",
     )
 
     def validate_base_model(self, value: str) -> str:
@@ -85,7 +106,8 @@ def _is_folder(value: str) -> bool:
 class TrainingRunViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
     permission_classes = [IsAdmin]
     serializer_class = TrainingRunSerializer
-    queryset = TrainingRun.objects.select_related("dictionary", "eval_collection", "encoder").prefetch_related("collections").order_by("-id")
+    queryset = (TrainingRun.objects.select_related("dictionary", "eval_collection", "encoder", "word_vectors")
+                .prefetch_related("collections").order_by("-id"))
 
     @extend_schema(request=TrainingRunStartSerializer, responses={202: TrainingRunSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -110,6 +132,12 @@ class TrainingRunViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.RetrieveM
                 base_encoder = get_base_encoder(v["base_encoder"])
             except RunError as exc:
                 raise ValidationError({"base_encoder": [str(exc)]}) from exc
+        word_vectors = None
+        if v.get("word_vectors"):
+            try:
+                word_vectors = get_word_vectors(v["word_vectors"])
+            except RunError as exc:
+                raise ValidationError({"word_vectors": [str(exc)]}) from exc
         evaluation = None
         if v.get("eval_collection"):
             evaluation = Collection.objects.filter(slug=v["eval_collection"]).first()
@@ -119,7 +147,7 @@ class TrainingRunViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.RetrieveM
             with transaction.atomic():
                 run = start_run(dictionary, collections, params=v["params"], base_model=v["base_model"],
                                 eval_collection=evaluation, user=request.user, method=v.get("method"),
-                                base_encoder=base_encoder, extra_dictionaries=extra)
+                                base_encoder=base_encoder, extra_dictionaries=extra, word_vectors=word_vectors)
         except RunError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return Response(TrainingRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)

@@ -3,7 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
-from webapp.api import indexes, training, views
+from webapp.api import indexes, training, views, word_vectors
 
 app_name = "api"
 
@@ -17,6 +17,8 @@ router.register("links", views.LinkViewSet, basename="link")
 router.register("imports", views.ImportJobViewSet, basename="import")
 router.register("training-runs", training.TrainingRunViewSet, basename="training-run")
 router.register("index-versions", indexes.IndexVersionViewSet, basename="index-version")
+router.register("word-vectors", word_vectors.WordVectorViewSet, basename="word-vectors")
+router.register("word-vector-uploads", word_vectors.WordVectorUploadViewSet, basename="word-vector-upload")
 
 urlpatterns = [
     # Before the router: "dictionaries/upload/" would otherwise be read as the detail of a dictionary "upload".

@@ -1,6 +1,14 @@
 from django.contrib import admin
 
-from webapp.training.models import EncoderModel, Evaluation, IndexVersion, TrainingExample, TrainingRun
+from webapp.training.models import (
+    EncoderModel,
+    Evaluation,
+    IndexVersion,
+    TrainingExample,
+    TrainingRun,
+    WordVectorModel,
+    WordVectorUpload,
+)
 
 
 @admin.register(EncoderModel)
@@ -9,6 +17,23 @@ class EncoderModelAdmin(admin.ModelAdmin):
     list_filter = ["method"]
     search_fields = ["name", "base_model", "artifact_path"]
     raw_id_fields = ["parent", "created_by"]
+
+
+@admin.register(WordVectorModel)
+class WordVectorModelAdmin(admin.ModelAdmin):
+    list_display = ["name", "source", "words", "dim", "name_coverage", "dictionary", "run", "created_at"]
+    list_filter = ["source"]
+    search_fields = ["name", "file_name", "artifact_path"]
+    raw_id_fields = ["run", "created_by", "dictionary"]
+    # A row stands for a checked folder: uploads go through the models page or the API, not the admin.
+    readonly_fields = ["source", "file_name", "words", "dim", "subwords", "name_coverage", "artifact_path", "run"]
+
+
+@admin.register(WordVectorUpload)
+class WordVectorUploadAdmin(admin.ModelAdmin):
+    list_display = ["id", "file_name", "name", "state", "size", "created_at", "finished_at"]
+    list_filter = ["state"]
+    readonly_fields = ["name", "file_name", "path", "size", "expected_dim", "state", "error", "word_vectors", "finished_at"]
 
 
 @admin.register(IndexVersion)

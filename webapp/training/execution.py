@@ -5,7 +5,9 @@
 ``python -m linker train``) with callbacks that write progress to the row (:mod:`webapp.training.progress`),
 and on success records an :class:`EncoderModel` and a ``ready`` :class:`IndexVersion` in one transaction. A
 hierarchy pre-training (HiPrBERT) run has no snapshot (it trains on the dictionaries' names and hierarchies,
-:mod:`webapp.training.hierarchy_inputs`) and makes a base encoder, not a linker: no index version.
+:mod:`webapp.training.hierarchy_inputs`) and makes a base encoder, not a linker: no index version. A fastText
+run has no snapshot either (it trains on the collections' documents, :mod:`webapp.training.word_vector_inputs`)
+and makes a :class:`WordVectorModel`; BNE and DAN runs are recorded as BioSyn's are.
 Any exception ends the run ``failed`` with the reason; a cancel request ends it ``cancelled``.
 """
 
@@ -32,6 +34,8 @@ from webapp.training.models import CANCELLED_BY_ADMIN, EncoderModel, IndexVersio
 from webapp.training.params import recipe_config
 from webapp.training.progress import Heartbeat, Reporter
 from webapp.training.runs import recover_stale_runs
+from webapp.training.word_vector_inputs import encoder_inputs, fasttext_inputs
+from webapp.training.word_vectors import record_trained
 
 logger = logging.getLogger(__name__)
 
@@ -93,9 +97,21 @@ def _inputs(run: TrainingRun, reporter: Reporter) -> recipe.TrainingInputs:
                      f"{sum(len(d.mentions) for d in inputs.documents)} mentions, {len(inputs.rejections)} with "
                      f"rejected concepts; re-ranking index {index.pk}")
         return inputs
+    if run.method == TrainingRun.Method.FASTTEXT:
+        inputs = fasttext_inputs(run, model_folder(run))
+        reporter.log(f"texts: {inputs.metadata['documents']} documents, {inputs.metadata['definitions']} definitions"
+                     f"{', and the dictionary names' if run.params.get('include_names', True) else ''}")
+        return inputs
     table = dictionary_table(run)
     examples = build_snapshot(run, table)
     reporter.log(f"snapshot: {len(examples)} examples")
+    if run.method in TrainingRun.WORD_VECTOR_ENCODERS:
+        inputs, said = encoder_inputs(run, table, examples, model_folder(run))
+        start = (f"word vectors {said['word_vectors']}" if "word_vectors" in said else
+                 f"fastText trained first on {said['documents']} documents and {said['definitions']} definitions")
+        reporter.log(f"{run.method}: {said['pairs']} training pairs; starts from {start}"
+                     + (f"; hierarchy {said['hierarchy']}" if "hierarchy" in said else ""))
+        return inputs
     return training_inputs(run, table, examples, model_folder(run))
 
 
@@ -107,7 +123,8 @@ def _train(run: TrainingRun, reporter: Reporter) -> tuple[Path, dict[str, Any]]:
         on_step=reporter.progress, on_epoch_end=reporter.epoch_end, on_phase=reporter.phase, on_log=reporter.log,
         evaluate=(lambda linker: evaluate_linker(linker, eval_id)) if eval_id else None,
     )
-    config = recipe_config(run.params | {"method": run.method}, run.device)
+    hierarchy = inputs.hierarchies[0].name if run.method == TrainingRun.Method.DAN and inputs.hierarchies else None
+    config = recipe_config(run.params | {"method": run.method}, run.device, hierarchy)
     return recipe.train(run.method, inputs, config, callbacks)
 
 
@@ -121,14 +138,23 @@ def _record(run: TrainingRun, folder: Path, report: dict[str, Any]) -> str:
         raise RunCancelled
     if locked.method == TrainingRun.Method.HIPRBERT:
         return _record_base_encoder(locked, folder, report)
+    if locked.method == TrainingRun.Method.FASTTEXT:
+        vectors = record_trained(locked, folder, report)
+        metrics = {"name_coverage": vectors.name_coverage} if vectors.name_coverage is not None else {}
+        locked.finish(None, None, metrics, made=f"word vectors {vectors.name} ({vectors.words} words of dimension "
+                                                f"{vectors.dim}), no index")
+        return locked.state
     version, parent, base_model = locked.dictionary.latest_version(), started_from(locked.base_model), locked.base_model or ""
+    if locked.method in TrainingRun.WORD_VECTOR_ENCODERS:
+        # No transformer: what it started from is its word vectors (kept inside its encoder folder too).
+        base_model = locked.word_vectors.artifact_path if locked.word_vectors else "fastText on the run's texts"
     if locked.method == TrainingRun.Method.LATTE:
         # The re-ranker belongs to its base index's dictionary version and encoder.
         base = IndexVersion.objects.select_related("encoder", "dictionary_version").get(pk=locked.params["base_index"])
         version, parent = base.dictionary_version, base.encoder
         base_model = parent.base_model if parent is not None else base_model
     assert version is not None  # checked when the table was built
-    config = {k: v for k, v in report.items() if k not in (*recipe.HISTORIES, "latte", "metrics")} | {"params": locked.params}
+    config = {k: v for k, v in report.items() if k not in (*recipe.HISTORIES, "history", "latte", "metrics")} | {"params": locked.params}
     encoder = EncoderModel.objects.create(
         name=f"{locked.method}-run-{locked.pk}", method=locked.method, parent=parent,
         base_model=base_model or _default_base(), config=config, artifact_path=str(folder),

@@ -1,7 +1,10 @@
 """The start-a-run form: dictionary, gold collections, the method, and its main knobs with their defaults
 (BioSyn: the paper's hyperparameters; LATTE: epochs, latent types K and top-k, the rest the linker's defaults;
-HiPrBERT: more dictionaries, the batches, the distances and the held-out share). BioSyn and HiPrBERT start
-from a base encoder: the default base model, a HiPrBERT one, or a folder typed in."""
+HiPrBERT: more dictionaries, the batches, the distances and the held-out share; fastText: the documents and
+whether the dictionary's names and definitions join, dimension and epochs; BNE and DAN: the word vectors to
+start from, epochs, patience and time budget, BNE's objectives, DAN's level and hierarchy). BioSyn and HiPrBERT
+start from a base encoder: the default base model, a HiPrBERT one, or a folder typed in. The models page's forms
+are here too: word-vector uploads, and index builds (any encoder, with an optional BNE/DAN first stage)."""
 
 from __future__ import annotations
 
@@ -9,20 +12,36 @@ from typing import Any
 
 from django import forms
 from django.db.models import Exists, OuterRef
+from django.urls import reverse
 
 from webapp.corpus.models import Collection
 from webapp.training.base_encoders import base_encoders, default_base_label, describe
 from webapp.training.errors import RunError
 from webapp.training.hierarchy_inputs import check_has_hierarchy
 from webapp.training.hiprbert import MAX_HOLDOUT, scope_defaults
-from webapp.training.models import EncoderModel
+from webapp.training.index_builds import (
+    IndexBuildError,
+    check_index_build,
+    dictionaries_of,
+    fast_encoders,
+    indexable_encoders,
+    suggested_first_stage,
+)
+from webapp.training.index_builds import describe as describe_encoder
+from webapp.training.models import EncoderModel, WordVectorModel
 from webapp.training.params import BIOSYN, HIPRBERT, LATTE, default_params
+from webapp.training.word_vector_params import BNE, DAN, FASTTEXT, MAX_DIM
+from webapp.training.word_vectors import describe as describe_word_vectors
+from webapp.training.word_vectors import word_vector_models
 from webapp.vocab.models import Dictionary, HierarchyEdge
 
 DEFAULTS = default_params(BIOSYN)
 LATTE_DEFAULTS = default_params(LATTE)
 HIPRBERT_DEFAULTS = default_params(HIPRBERT)
+FASTTEXT_DEFAULTS, BNE_DEFAULTS, DAN_DEFAULTS = default_params(FASTTEXT), default_params(BNE), default_params(DAN)
 STUDENT, FULL = scope_defaults("student"), scope_defaults("full")
+ENCODERS = f"{BNE} {DAN}"
+WORD_VECTOR_METHODS = f"{FASTTEXT} {BNE} {DAN}"
 
 
 class HierarchyDictionariesField(forms.ModelMultipleChoiceField):
@@ -35,11 +54,30 @@ class BaseEncoderField(forms.ModelChoiceField):
         return describe(obj)
 
 
+class WordVectorsField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: WordVectorModel) -> str:
+        return describe_word_vectors(obj)
+
+
+def _hierarchy_dictionaries() -> Any:
+    # Any release's edges: a hint for the label; the latest release is what is checked (clean).
+    return (Dictionary.objects.annotate(has_edges=Exists(HierarchyEdge.objects.filter(version__dictionary=OuterRef("pk"))))
+            .order_by("slug"))
+
+
+class HierarchyDictionaryField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Dictionary) -> str:
+        return str(obj) if getattr(obj, "has_edges", True) else f"{obj} (no hierarchy)"
+
+
 class StartRunForm(forms.Form):
     method = forms.ChoiceField(
         choices=[(BIOSYN, "BioSyn: train the encoder on synonyms and mentions"),
                  (LATTE, "LATTE: a re-ranker over the active model (context, latent and known types)"),
-                 (HIPRBERT, "Hierarchy pre-training (HiPrBERT): a base encoder from the dictionaries' hierarchies")],
+                 (HIPRBERT, "Hierarchy pre-training (HiPrBERT): a base encoder from the dictionaries' hierarchies"),
+                 (FASTTEXT, "Word vectors (fastText): for BNE and DAN runs to start from"),
+                 (BNE, "BNE: a fast name encoder over word vectors (BiLSTM over characters and words)"),
+                 (DAN, "DAN: a fast name encoder over word vectors (averaging network; synonym sets or a hierarchy level)")],
         initial=BIOSYN, widget=forms.RadioSelect, required=False,
     )
     dictionary = forms.ModelChoiceField(queryset=Dictionary.objects.order_by("slug"), to_field_name="slug")
@@ -81,9 +119,7 @@ class StartRunForm(forms.Form):
                                      help_text="Retriever candidates the re-ranker orders (the paper's 10).")
 
     extra_dictionaries = HierarchyDictionariesField(
-        # Any release's edges: a hint for the label; the latest release is what is checked (clean).
-        queryset=Dictionary.objects.annotate(has_edges=Exists(HierarchyEdge.objects.filter(version__dictionary=OuterRef("pk"))))
-        .order_by("slug"), to_field_name="slug", required=False, label="More dictionaries",
+        queryset=_hierarchy_dictionaries(), to_field_name="slug", required=False, label="More dictionaries",
         help_text="Also pre-train on these dictionaries' hierarchies (names of two dictionaries are never compared).",
     )
     hiprbert_scope = forms.ChoiceField(
@@ -112,6 +148,48 @@ class StartRunForm(forms.Form):
     device = forms.ChoiceField(choices=[("", "auto (cuda if the worker has one)"), ("cpu", "cpu"), ("cuda", "cuda")],
                                initial="")
 
+    # fastText, and BNE/DAN runs that train their own word vectors first.
+    word_vectors = WordVectorsField(
+        queryset=word_vector_models(), to_field_name="name", required=False, label="Start from word vectors",
+        help_text="Word vectors of the workbench (a fastText run's, or an uploaded file on the models page); "
+                  "empty: fastText is trained on the gold collections' documents first.",
+    )
+    text_collections = forms.ModelMultipleChoiceField(
+        queryset=Collection.objects.order_by("slug"), to_field_name="slug", required=False, label="Documents to train on",
+        help_text="The titles and abstracts of these collections' documents (gold or not).",
+    )
+    include_names = forms.BooleanField(required=False, initial=True, label="The dictionary's names join the texts")
+    include_definitions = forms.BooleanField(required=False, initial=True, label="The dictionary's definitions join the texts")
+    vector_dim = forms.IntegerField(min_value=1, max_value=MAX_DIM, initial=FASTTEXT_DEFAULTS["dim"], label="Dimension",
+                                    help_text="Of the word vectors (BNE's paper: 200; DAN's: 300).")
+    vector_epochs = forms.IntegerField(min_value=1, max_value=1000, initial=FASTTEXT_DEFAULTS["epochs"], label="fastText epochs")
+
+    # BNE and DAN: the training loop around the encoder (each with its paper's defaults).
+    bne_epochs = forms.IntegerField(min_value=1, max_value=1000, initial=BNE_DEFAULTS["epochs"], label="Max epochs")
+    bne_patience = forms.IntegerField(min_value=1, max_value=1000, initial=BNE_DEFAULTS["patience"], label="Patience",
+                                      help_text="Stop after this many epochs without a better dev Acc@1.")
+    bne_max_minutes = forms.FloatField(min_value=0.0, max_value=10_000.0, label="Time budget (minutes)",
+                                       help_text="Empty or 0: none; else the epoch under way is cut short and scored.")
+    objectives = forms.MultipleChoiceField(
+        choices=[("syn", "synonyms: f(s) near f(s') of another name of its concept"),
+                 ("def", "concept: f(s) near the mean word vectors of its concept's names"),
+                 ("ctx", "context: f(s) near its own mean word vector")],
+        initial=BNE_DEFAULTS["objectives"], widget=forms.CheckboxSelectMultiple, required=False,
+        help_text="The paper trains all three; fewer for an ablation.",
+    )
+    dan_epochs = forms.IntegerField(min_value=1, max_value=1000, initial=DAN_DEFAULTS["max_epochs"], label="Max epochs")
+    dan_patience = forms.IntegerField(min_value=1, max_value=1000, initial=DAN_DEFAULTS["patience"], label="Patience",
+                                      help_text="Stop after this many epochs without a better dev score (the paper: 10).")
+    dan_max_minutes = forms.FloatField(min_value=0.0, max_value=10_000.0, initial=DAN_DEFAULTS["max_minutes"],
+                                       label="Time budget (minutes)", help_text="0: none.")
+    level = forms.IntegerField(min_value=0, max_value=20, initial=DAN_DEFAULTS["level"], label="Level",
+                               help_text="0: synonym sets (concepts: the linking setting). L ≥ 1: the classes are the "
+                                         "ancestors at level L of the hierarchy.")
+    hierarchy = HierarchyDictionaryField(
+        queryset=_hierarchy_dictionaries(), to_field_name="slug", required=False, label="Hierarchy of",
+        help_text="For a level ≥ 1; empty: the run's dictionary.",
+    )
+
     PARAMS = ("epochs", "topk", "dense_ratio", "lr", "batch_size", "max_length", "train_scope", "skip_pretrain", "max_queries")
     # LATTE's form fields -> its params; the rest keep LATTE's defaults.
     LATTE_PARAMS = {"latte_epochs": "epochs", "latent_types": "latent_types", "latte_top_k": "top_k"}
@@ -122,29 +200,57 @@ class StartRunForm(forms.Form):
                        "device": "device"}
     HIPRBERT_FIELDS = ("extra_dictionaries", *HIPRBERT_PARAMS)
     BASE_FIELDS = ("base_encoder", "base_model")
-    # Fields of the common group that only some methods read (the page hides them for the others).
-    field_methods = {"eval_collection": f"{BIOSYN} {LATTE}"}
+    # The word-vector methods' fields -> their params (per method: fastText's and BNE/DAN's own fastText).
+    VECTOR_FIELDS = ("word_vectors", "text_collections", "include_names", "include_definitions", "vector_dim", "vector_epochs")
+    FASTTEXT_PARAMS = {"include_names": "include_names", "include_definitions": "include_definitions",
+                       "vector_dim": "dim", "vector_epochs": "epochs"}
+    OWN_VECTOR_FIELDS = ("include_definitions", "vector_dim", "vector_epochs")
+    OWN_VECTOR_PARAMS = {"include_definitions": "include_definitions", "vector_dim": "fasttext_dim",
+                         "vector_epochs": "fasttext_epochs"}
+    BNE_FIELDS = ("bne_epochs", "bne_patience", "bne_max_minutes", "objectives")
+    DAN_FIELDS = ("level", "hierarchy", "dan_epochs", "dan_patience", "dan_max_minutes")
+    # Form field -> the recipe's name, per method (BNE's and DAN's epochs are called differently).
+    ENCODER_PARAMS = {BNE: {"bne_epochs": "epochs", "bne_patience": "patience", "bne_max_minutes": "max_minutes",
+                            "objectives": "objectives"},
+                      DAN: {"dan_epochs": "max_epochs", "dan_patience": "patience", "dan_max_minutes": "max_minutes",
+                            "level": "level"}}
+    # Fields that only some methods read (the page hides them for the others).
+    field_methods = {"eval_collection": f"{BIOSYN} {LATTE} {ENCODERS}",
+                     "collections": f"{BIOSYN} {LATTE} {HIPRBERT} {ENCODERS}",
+                     "word_vectors": ENCODERS, "text_collections": FASTTEXT, "include_names": FASTTEXT}
     student_defaults = STUDENT
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Only the chosen method's fields matter; an empty one keeps its default. Collections are required
         # by BioSyn and LATTE only (clean).
-        for name in (*self.PARAMS, *self.LATTE_FIELDS, *self.HIPRBERT_FIELDS, "collections"):
+        for name in (*self.PARAMS, *self.LATTE_FIELDS, *self.HIPRBERT_FIELDS, *self.VECTOR_FIELDS, *self.BNE_FIELDS,
+                     *self.DAN_FIELDS, "collections"):
             self.fields[name].required = False
         base: forms.ModelChoiceField = self.fields["base_encoder"]  # type: ignore[assignment]
         base.empty_label = default_base_label()
+        vectors: forms.ModelChoiceField = self.fields["word_vectors"]  # type: ignore[assignment]
+        vectors.empty_label = "none: train fastText on the run's texts first"
+        hierarchy: forms.ModelChoiceField = self.fields["hierarchy"]  # type: ignore[assignment]
+        hierarchy.empty_label = "the run's dictionary"
+        if not self.is_bound:  # a query string may preselect, but an unchecked box in a POST means no
+            for name in ("include_names", "include_definitions"):
+                self.initial.setdefault(name, True)
 
     def groups(self) -> list[tuple[str, str, list[forms.BoundField]]]:
         """The fields as the page shows them: (legend, the methods they serve, fields): what every run needs,
         the base encoder (BioSyn and HiPrBERT), then each method's knobs."""
-        own = {"method", *self.PARAMS, *self.LATTE_FIELDS, *self.HIPRBERT_FIELDS, *self.BASE_FIELDS}
+        own = {"method", *self.PARAMS, *self.LATTE_FIELDS, *self.HIPRBERT_FIELDS, *self.BASE_FIELDS,
+               *self.VECTOR_FIELDS, *self.BNE_FIELDS, *self.DAN_FIELDS}
         return [
             ("", "", [self["method"]] + [f for f in self if f.name not in own]),
             ("Base encoder", f"{BIOSYN} {HIPRBERT}", [self[name] for name in self.BASE_FIELDS]),
             ("BioSyn", BIOSYN, [self[name] for name in self.PARAMS]),
             ("LATTE", LATTE, [self[name] for name in self.LATTE_FIELDS]),
             ("HiPrBERT", HIPRBERT, [self[name] for name in self.HIPRBERT_FIELDS]),
+            ("Word vectors", WORD_VECTOR_METHODS, [self[name] for name in self.VECTOR_FIELDS]),
+            ("BNE", BNE, [self[name] for name in self.BNE_FIELDS]),
+            ("DAN", DAN, [self[name] for name in self.DAN_FIELDS]),
         ]
 
     def clean(self) -> dict[str, Any]:
@@ -157,17 +263,36 @@ class StartRunForm(forms.Form):
             if evaluation is not None:
                 self.add_error("eval_collection", "Hierarchy pre-training is scored on held-out concepts (held-out "
                                                   "share), not on a gold collection.")
+        elif method == FASTTEXT:
+            if not (data.get("text_collections") or data.get("include_names") or data.get("include_definitions")):
+                self.add_error("text_collections", "Choose documents to train on, or let the dictionary's names or "
+                                                   "definitions join the texts.")
+            data["eval_collection"] = evaluation = None  # hidden for fastText: whatever the page still posted
+            extra = []
         else:
             if not data.get("collections") and "collections" not in self.errors:
                 self.add_error("collections", self.fields["collections"].error_messages["required"])
             if extra:
                 self.add_error("extra_dictionaries", "Only hierarchy pre-training trains on several dictionaries.")
+        if method == BNE and not data.get("objectives"):
+            self.add_error("objectives", "Tick at least one objective (the paper trains all three).")
+        if method == DAN and (data.get("level") or 0) >= 1:
+            chosen = data.get("hierarchy") or dictionary
+            if chosen is not None:
+                try:
+                    check_has_hierarchy(chosen)
+                except RunError as exc:
+                    self.add_error("hierarchy", f"{exc}: DAN at level {data['level']} learns the ancestors at that "
+                                                "level; choose a dictionary with a hierarchy, or level 0.")
         if method == LATTE and data.get("base_encoder"):
             self.add_error("base_encoder", "LATTE re-ranks over the active index: it takes no base encoder.")
+        if method in (FASTTEXT, BNE, DAN):  # the base encoder fields are hidden for them: what was left there
+            data["base_encoder"], data["base_model"] = None, ""
         if data.get("base_encoder") and data.get("base_model"):
             self.add_error("base_model", "Choose a base encoder or type a folder, not both.")
         allowed = {d.pk for d in (dictionary, *extra) if d is not None}
-        for collection in list(data.get("collections") or []) + ([evaluation] if evaluation else []):
+        own_collections = [] if method == FASTTEXT else list(data.get("collections") or [])
+        for collection in own_collections + ([evaluation] if evaluation else []):
             if dictionary is not None and collection.dictionary_id not in (None, *allowed):
                 self.add_error(None, f"{collection} links to another dictionary ({collection.dictionary}).")
         data["extra_dictionaries"] = extra
@@ -190,6 +315,138 @@ class StartRunForm(forms.Form):
             chosen = {param: data.get(field) for field, param in self.LATTE_PARAMS.items()}
         elif method == HIPRBERT:
             chosen = {param: data.get(field) for field, param in self.HIPRBERT_PARAMS.items()}
+        elif method == FASTTEXT:
+            chosen = {param: data.get(field) for field, param in self.FASTTEXT_PARAMS.items()}
+        elif method in (BNE, DAN):
+            fields = self.OWN_VECTOR_PARAMS | self.ENCODER_PARAMS[method]
+            chosen = {param: data.get(field) for field, param in fields.items()}
+            if method == DAN and data.get("hierarchy") is not None:
+                chosen["hierarchy"] = data["hierarchy"].pk
         else:
             chosen = {name: data.get(name) for name in self.PARAMS}
         return {"method": method} | {k: v for k, v in chosen.items() if v not in (None, "")}
+
+    def run_collections(self) -> list[Collection]:
+        """What the run trains on: fastText the documents of any collections, the others gold collections."""
+        data = self.cleaned_data
+        key = "text_collections" if (data.get("method") or BIOSYN) == FASTTEXT else "collections"
+        return list(data.get(key) or [])
+
+    def run_word_vectors(self) -> WordVectorModel | None:
+        data = self.cleaned_data
+        return data.get("word_vectors") if data.get("method") in (BNE, DAN) else None
+
+
+class WordVectorUploadForm(forms.Form):
+    """An admin's word-vector file: read by :func:`webapp.training.word_vectors.upload_word_vectors`."""
+
+    # An empty file is the service's to refuse: its message names the file.
+    file = forms.FileField(label="Word-vector file", allow_empty_file=True, help_text="fastText .bin, word2vec .bin, or text .vec/.txt "
+                                                               "(first line: '<words> <dimension>').")
+    name = forms.SlugField(max_length=120, required=False, help_text="Empty: from the file's name.")
+    dim = forms.IntegerField(min_value=1, max_value=MAX_DIM, required=False, label="Expected dimension",
+                             help_text="Refuse the file unless its vectors have this dimension; empty: any.")
+    dictionary = forms.ModelChoiceField(
+        queryset=Dictionary.objects.order_by("slug"), to_field_name="slug", required=False,
+        label="Coverage of the names of", help_text="Measures the share of this dictionary's name words the file knows.",
+        empty_label="no dictionary (coverage not measured)",
+    )
+
+
+class EncoderChoiceField(forms.ModelChoiceField):
+    """An encoder labelled with its kind and the dictionary it was trained on (``trained_on``, filled by the form)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.trained_on: dict[int, Dictionary] = {}
+
+    def label_from_instance(self, obj: EncoderModel) -> str:
+        return describe_encoder(obj, self.trained_on.get(obj.pk))
+
+
+FIRST_STAGE_HELP = ("the transformer then encodes only mentions that are not a dictionary name; top candidates "
+                    "unchanged")
+
+
+class IndexBuildForm(forms.Form):
+    """The models page's "Build an index": a dictionary's latest release with any encoder (none: tf-idf only) and,
+    in front of a transformer, an optional BNE/DAN first stage. :meth:`for_choice` makes the unbound form with the
+    newest fitting choices preselected (re-rendered by htmx when the dictionary or the encoder changes)."""
+
+    dictionary = forms.ModelChoiceField(queryset=Dictionary.objects.order_by("slug"), to_field_name="slug",
+                                        label="Dictionary", help_text="Its latest release is indexed.")
+    encoder = EncoderChoiceField(
+        queryset=indexable_encoders(), to_field_name="name", required=False, label="Encoder",
+        empty_label="none: tf-idf only",
+        help_text="A transformer ranks best; BNE and DAN encode names far faster on a CPU.",
+    )
+    # Every encoder is accepted here so that a wrong one is refused by name (clean), not as "not a valid choice";
+    # only BNE and DAN encoders are offered.
+    first_stage = EncoderChoiceField(queryset=EncoderModel.objects.all(), to_field_name="name", required=False,
+                                     label="First stage", empty_label="none: the transformer encodes every mention")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "build-%s")  # the base encoders' own build forms share the field names
+        super().__init__(*args, **kwargs)
+        # Choosing another dictionary or encoder re-renders the form with the first stage that fits them.
+        refresh = {"hx-get": reverse("training:models"), "hx-target": "#index-build", "hx-swap": "outerHTML",
+                   "hx-include": "#build-dictionary, #build-encoder"}
+        self.fields["dictionary"].widget.attrs.update(refresh)
+        self.fields["encoder"].widget.attrs.update(refresh)
+        encoders = list(indexable_encoders())
+        fast = fast_encoders()
+        trained_on = dictionaries_of(encoders)
+        self.fields["encoder"].trained_on = trained_on  # type: ignore[attr-defined]
+        self.fields["first_stage"].trained_on = trained_on  # type: ignore[attr-defined]
+        self.fields["first_stage"].choices = [("", self.fields["first_stage"].empty_label)] + [  # type: ignore[attr-defined]
+            (e.name, describe_encoder(e, trained_on.get(e.pk))) for e in fast]
+        self.suggested: EncoderModel | None = None
+        self.fields["first_stage"].help_text = (
+            f"Optional, for a transformer encoder: a BNE or DAN encoder of the same dictionary searched first; "
+            f"{FIRST_STAGE_HELP}.")
+
+    @classmethod
+    def for_choice(cls, dictionary_slug: str | None = None, encoder_name: str | None = None) -> IndexBuildForm:
+        """Unbound, with ``dictionary_slug`` (default: the first dictionary) and ``encoder_name`` ("": tf-idf only;
+        None: the newest transformer trained on that dictionary, else the newest recording no dictionary), and the
+        first stage :func:`suggested_first_stage` picks."""
+        dictionaries = Dictionary.objects.order_by("slug")
+        dictionary = dictionaries.filter(slug=dictionary_slug).first() if dictionary_slug else None
+        dictionary = dictionary or dictionaries.first()
+        if encoder_name is None:
+            encoder = _default_encoder(dictionary)
+        else:
+            encoder = EncoderModel.objects.filter(name=encoder_name).first() if encoder_name else None
+        suggested = suggested_first_stage(dictionary, encoder)
+        form = cls(initial={"dictionary": dictionary, "encoder": encoder, "first_stage": suggested})
+        form.suggested = suggested
+        if encoder is None or encoder.kind != "transformer":
+            # Shown, not offered: only a transformer takes one (submitted anyway, it is refused by name).
+            form.fields["first_stage"].widget.attrs["disabled"] = True
+            form.fields["first_stage"].help_text = (
+                "Only for a transformer encoder: " + (
+                    "a tf-idf-only index has none to stand in front of." if encoder is None
+                    else f"a {encoder.kind_label} linker is fast already."))
+        elif suggested is not None:
+            form.fields["first_stage"].help_text = (
+                f"Preselected: the newest {suggested.kind_label} encoder of {dictionary}. {FIRST_STAGE_HELP[0].upper()}"
+                f"{FIRST_STAGE_HELP[1:]}.")
+        return form
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        dictionary = data.get("dictionary")
+        if dictionary is not None and "encoder" in data and "first_stage" in data:
+            try:
+                check_index_build(dictionary, data["encoder"], data["first_stage"])
+            except IndexBuildError as exc:
+                self.add_error(exc.field, str(exc))
+        return data
+
+
+def _default_encoder(dictionary: Dictionary | None) -> EncoderModel | None:
+    transformers = [e for e in indexable_encoders() if e.kind == "transformer"]
+    trained_on = dictionaries_of(transformers)
+    mine = [e for e in transformers if dictionary is not None and trained_on.get(e.pk) == dictionary]
+    unattached = [e for e in transformers if e.pk not in trained_on]
+    return next(iter(mine + unattached), None)

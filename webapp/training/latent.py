@@ -28,7 +28,7 @@ class ActiveModel:
 def active_models() -> list[ActiveModel]:
     active = {
         i.dictionary_id: i
-        for i in IndexVersion.objects.filter(state=IndexVersion.State.ACTIVE).select_related("encoder", "dictionary_version", "dictionary")
+        for i in IndexVersion.objects.filter(state=IndexVersion.State.ACTIVE).select_related("encoder", "first_stage", "dictionary_version", "dictionary")
     }
     return [ActiveModel(d, active.get(d.pk)) for d in Dictionary.objects.order_by("slug")]
 

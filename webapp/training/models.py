@@ -1,13 +1,15 @@
 """Encoder models and index versions: which linker serves which dictionary release.
 
 An IndexVersion is an artifact folder (tf-idf, faiss index, encoder, maps) built for one dictionary version
-with one encoder (or none: sparse only). At most one index per dictionary is active, enforced by the
+with one encoder (or none: sparse only) and, in front of a transformer, optionally a fast BNE/DAN first stage.
+At most one index per dictionary is active, enforced by the
 database; activation is one atomic switch (webapp.training.services.activate_index).
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -27,6 +29,13 @@ class EncoderModel(models.Model):
         # Not a linker: a Hugging Face folder that BioSyn runs and index builds start from.
         HIPRBERT = "hiprbert", "Base encoder: hierarchy pre-training (HiPrBERT)"
         IMPORTED = "imported", "Imported linker artifact"
+        # Fast name encoders over word vectors (linker.encoders.bne / dan): linkers like BioSyn's.
+        BNE = "bne", "BNE (BiLSTM over characters and word vectors)"
+        DAN = "dan", "DAN (deep averaging network over word vectors)"
+
+    # What loads each method's encoder (linker.encoders.base.load_encoder reads the same from encoder.json).
+    KINDS = {Method.BNE: "bne", Method.DAN: "dan"}
+    KIND_LABELS = {"transformer": "Transformer", "bne": "BNE", "dan": "DAN"}
 
     name = models.SlugField(max_length=120, unique=True)
     method = models.CharField(max_length=32, choices=Method.choices)
@@ -43,6 +52,111 @@ class EncoderModel(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def kind(self) -> str:
+        """transformer, bne or dan: by the method, or for an imported artifact by its encoder.json."""
+        if self.method in self.KINDS:
+            return self.KINDS[self.method]
+        if self.method == self.Method.IMPORTED:
+            from linker.encoders.base import encoder_kind
+
+            folder = Path(self.artifact_path)
+            try:
+                return encoder_kind(folder / "encoder" if (folder / "encoder").is_dir() else folder)
+            except (OSError, ValueError):
+                return "transformer"
+        return "transformer"
+
+    @property
+    def kind_label(self) -> str:
+        return self.KIND_LABELS.get(self.kind, self.kind)
+
+
+class WordVectorModel(models.Model):
+    """Word vectors (fastText trained by a run, or an admin's uploaded ``.vec``/``.bin``) that BNE and DAN runs
+    start from: a folder saved by :class:`linker.encoders.wordvec.WordVectors` under ``ARTIFACT_ROOT``.
+
+    Its own table, not an :class:`EncoderModel` with a marker: word vectors encode words, not names, so no
+    index can be built from them, and every place that takes an encoder (index builds, ``base_encoder``,
+    ``IndexVersion.encoder``) would otherwise have to refuse them one by one. A row exists only for a
+    complete folder: an upload is checked (``WordVectors.from_file``) before its row is written, a run's
+    vectors are recorded when the run succeeds.
+    """
+
+    class Source(models.TextChoices):
+        TRAINED = "trained", "Trained by a run (fastText)"
+        UPLOADED = "uploaded", "Uploaded file"
+
+    name = models.SlugField(max_length=120, unique=True)
+    source = models.CharField(max_length=16, choices=Source.choices)
+    file_name = models.CharField(max_length=255, blank=True, help_text="The uploaded file's name.")
+    words = models.PositiveIntegerField(default=0)
+    dim = models.PositiveIntegerField(default=0)
+    subwords = models.BooleanField(default=False, help_text="fastText n-grams: unseen words get vectors too.")
+    dictionary = models.ForeignKey(
+        Dictionary, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The dictionary whose names name_coverage was measured on.",
+    )
+    name_coverage = models.FloatField(null=True, blank=True, help_text="Share of the dictionary's name tokens in the vocabulary.")
+    artifact_path = models.CharField(max_length=1000)
+    config = models.JSONField(default=dict, blank=True, help_text="fastText settings or the file's format.")
+    run = models.OneToOneField(
+        "TrainingRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="trained_word_vectors",
+        help_text="The fastText run that made them (none for an upload).",
+    )
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def source_label(self) -> str:
+        if self.source == self.Source.UPLOADED:
+            return f"uploaded {self.file_name}" if self.file_name else "uploaded"
+        return f"trained by run #{self.run_id}" if self.run_id else "trained by a run (deleted)"
+
+
+class WordVectorUpload(models.Model):
+    """A large uploaded word-vector file checked by a worker (small ones are checked in the request).
+
+    The job, not the word vectors: it says what happened to the file. On success it points at the
+    :class:`WordVectorModel` made; on failure it keeps the error naming the file and the fault, and the
+    stored file is removed (no model row, no folder).
+    """
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Checking"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    name = models.SlugField(max_length=120, help_text="The name the word vectors get.")
+    file_name = models.CharField(max_length=255)
+    path = models.CharField(max_length=1000, help_text="The stored upload, removed once checked.")
+    size = models.PositiveBigIntegerField(default=0)
+    expected_dim = models.PositiveIntegerField(null=True, blank=True)
+    dictionary = models.ForeignKey(Dictionary, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    error = models.TextField(blank=True)
+    word_vectors = models.ForeignKey(WordVectorModel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"word-vector upload {self.file_name} ({self.state})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.state in (self.State.QUEUED, self.State.RUNNING)
+
 
 class IndexVersion(models.Model):
     class State(models.TextChoices):
@@ -58,6 +172,13 @@ class IndexVersion(models.Model):
     encoder = models.ForeignKey(
         EncoderModel, null=True, blank=True, on_delete=models.PROTECT, related_name="index_versions",
         help_text="Empty: sparse (tf-idf) retrieval only.",
+    )
+    # Checked where builds are created (webapp.training.index_builds.check_first_stage): a BNE or DAN encoder of
+    # the same dictionary, in front of a transformer encoder only.
+    first_stage = models.ForeignKey(
+        EncoderModel, null=True, blank=True, on_delete=models.PROTECT, related_name="first_stage_of",
+        help_text="A fast BNE/DAN encoder searched first: the transformer then encodes only mentions that are not a "
+                  "dictionary name (RetrievalConfig.cascade='exact'). Empty: the transformer encodes every mention.",
     )
     artifact_path = models.CharField(max_length=1000, blank=True)
     state = models.CharField(max_length=16, choices=State.choices, default=State.BUILDING)
@@ -84,6 +205,13 @@ class IndexVersion(models.Model):
         """The model version string stored on every suggestion this index makes."""
         encoder = self.encoder.name if self.encoder_id else "sparse"
         return f"{self.dictionary.slug}@{self.dictionary_version.release}/{encoder}/index-{self.pk}"
+
+    @property
+    def first_stage_label(self) -> str:
+        """"first stage: dan-run-4 (DAN)", or empty without one."""
+        if self.first_stage_id is None:
+            return ""
+        return f"first stage: {self.first_stage.name} ({self.first_stage.kind_label})"
 
 
 # A running run whose heartbeat is older than this has lost its worker (the worker beats every 5 s).
@@ -118,6 +246,12 @@ class TrainingRun(models.Model):
         BIOSYN = "biosyn", "BioSyn (synonym marginalisation)"
         LATTE = "latte", "LATTE (re-ranker with latent and known types)"
         HIPRBERT = "hiprbert", "Hierarchy pre-training (HiPrBERT)"
+        FASTTEXT = "fasttext", "Word vectors (fastText)"
+        BNE = "bne", "BNE (name encoder over word vectors)"
+        DAN = "dan", "DAN (name encoder over word vectors)"
+
+    # Methods that start from word vectors, and the ones whose output is not a linker (no index version).
+    WORD_VECTOR_ENCODERS = (Method.BNE, Method.DAN)
 
     class State(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -141,7 +275,7 @@ class TrainingRun(models.Model):
     base_model = models.CharField(max_length=500, blank=True, help_text="Local Hugging Face folder; empty: the default base model.")
     params = models.JSONField(default=dict, blank=True, help_text="Hyperparameters (the method's defaults filled in).")
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
-    phase = models.CharField(max_length=32, blank=True, help_text="snapshot, synonym-pretrain, biosyn, candidates, latte, latent-types, hierarchy-pretrain, index, evaluate")
+    phase = models.CharField(max_length=32, blank=True, help_text="snapshot, synonym-pretrain, biosyn, candidates, latte, latent-types, hierarchy-pretrain, word-vectors, bne, dan, index, evaluate")
     epoch = models.PositiveIntegerField(default=0)
     epochs = models.PositiveIntegerField(default=0)
     step = models.PositiveIntegerField(default=0)
@@ -162,6 +296,10 @@ class TrainingRun(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     encoder = models.ForeignKey(EncoderModel, null=True, blank=True, on_delete=models.SET_NULL, related_name="training_runs")
     index_version = models.ForeignKey(IndexVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="training_runs")
+    word_vectors = models.ForeignKey(
+        WordVectorModel, null=True, blank=True, on_delete=models.PROTECT, related_name="training_runs",
+        help_text="BNE/DAN: the word vectors it starts from; empty: fastText trained on the run's texts first.",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     objects = TrainingRunQuerySet.as_manager()
@@ -196,10 +334,12 @@ class TrainingRun(models.Model):
         self.refresh_from_db()
         return started
 
-    def finish(self, encoder: EncoderModel, index_version: IndexVersion | None, metrics: dict[str, Any]) -> None:
+    def finish(self, encoder: EncoderModel | None, index_version: IndexVersion | None, metrics: dict[str, Any],
+               made: str = "") -> None:
         """``running`` -> ``succeeded`` with the trained encoder and its index (none for a base encoder, which
-        is not a linker). The caller holds the row lock (``select_for_update`` in its transaction) and created
-        the rows in that same transaction."""
+        is not a linker; neither for word vectors, whose row points at the run: say so in ``made``). The
+        caller holds the row lock (``select_for_update`` in its transaction) and created the rows in that
+        same transaction."""
         if self.state != self.State.RUNNING:
             raise ValueError(f"training run {self.pk} is {self.state}, not running")
         self.state = self.State.SUCCEEDED
@@ -207,8 +347,10 @@ class TrainingRun(models.Model):
         self.encoder, self.index_version = encoder, index_version
         self.metrics = metrics
         self.fraction, self.phase = 1.0, "done"
-        made = f"index {index_version.pk}" if index_version is not None else "a base encoder, no index"
-        self.log_tail = append_log(self.log_tail, f"succeeded: encoder {encoder.name}, {made}")
+        if not made:
+            made = f"index {index_version.pk}" if index_version is not None else "a base encoder, no index"
+            made = f"encoder {encoder.name}, {made}" if encoder is not None else made
+        self.log_tail = append_log(self.log_tail, f"succeeded: {made}")
         self.save()
 
     def fail(self, reason: str, log_tail: str | None = None) -> bool:

@@ -1,9 +1,10 @@
 """A training run's parameters: the defaults, checking what an admin asked for, and the linker config.
 
 ``params`` (a JSON object on the run) holds ``method`` (the recipe's method: ``biosyn``, the default,
-``latte`` or ``hiprbert``) and that method's parameters. For BioSyn: the hyperparameters of
-:class:`linker.train.BioSynConfig` and the run options of :data:`RUN_OPTIONS`; for LATTE:
-:data:`webapp.training.latte.LATTE_PARAMS`; for HiPrBERT: :data:`webapp.training.hiprbert.HIPRBERT_PARAMS`.
+``latte``, ``hiprbert``, ``fasttext``, ``bne`` or ``dan``) and that method's parameters. For BioSyn: the
+hyperparameters of :class:`linker.train.BioSynConfig` and the run options of :data:`RUN_OPTIONS`; for LATTE:
+:data:`webapp.training.latte.LATTE_PARAMS`; for HiPrBERT: :data:`webapp.training.hiprbert.HIPRBERT_PARAMS`;
+for the word-vector methods: :mod:`webapp.training.word_vector_params`.
 BioSyn's scope-dependent ones (:data:`SCOPE_DEPENDENT`) are 0 unless the admin set them, meaning "the scope's
 default": the worker's recipe resolves them once it knows its device (HiPrBERT's say so with ``None``).
 """
@@ -16,11 +17,20 @@ from typing import Any
 
 from django.conf import settings
 
-from linker.recipe import BioSynRecipeConfig, HiPrBERTRecipeConfig, LatteRecipeConfig
+from linker.recipe import BioSynRecipeConfig
 from linker.train import SCOPE_DEFAULTS, SCOPES, BioSynConfig
 from webapp.training.errors import RunError
 from webapp.training.hiprbert import HIPRBERT_PARAMS, check_hiprbert_params, hiprbert_recipe_config
 from webapp.training.latte import LATTE_PARAMS, check_latte_params, latte_recipe_config
+from webapp.training.word_vector_params import (
+    BNE,
+    DAN,
+    FASTTEXT,
+    check_word_vector_params,
+    default_word_vector_params,
+    fasttext_recipe_config,
+    word_vector_recipe_config,
+)
 
 # Run-level options kept in ``params`` next to the BioSyn hyperparameters.
 RUN_OPTIONS: dict[str, Any] = {
@@ -41,7 +51,8 @@ SCOPE_DEPENDENT = ("epochs", "lr", "pretrain_epochs", "pretrain_max_pairs")
 
 
 BIOSYN, LATTE, HIPRBERT = "biosyn", "latte", "hiprbert"
-METHODS = (BIOSYN, LATTE, HIPRBERT)
+METHODS = (BIOSYN, LATTE, HIPRBERT, FASTTEXT, BNE, DAN)
+WORD_VECTOR_METHODS = (FASTTEXT, BNE, DAN)
 
 
 def default_params(method: str = BIOSYN) -> dict[str, Any]:
@@ -51,6 +62,8 @@ def default_params(method: str = BIOSYN) -> dict[str, Any]:
         return {"method": LATTE} | LATTE_PARAMS
     if method == HIPRBERT:
         return {"method": HIPRBERT} | HIPRBERT_PARAMS | {"dictionaries": []}
+    if method in WORD_VECTOR_METHODS:
+        return {"method": method} | default_word_vector_params(method)
     biosyn = {k: v for k, v in dataclasses.asdict(BioSynConfig()).items() if k not in _NOT_PARAMS}
     return {"method": BIOSYN} | biosyn | RUN_OPTIONS | {"epochs": 0, "lr": 0.0}
 
@@ -90,6 +103,8 @@ def clean_params(params: dict[str, Any] | None, method: str | None = None) -> di
         check_latte_params(out)
     elif chosen == HIPRBERT:
         check_hiprbert_params(out)
+    elif chosen in WORD_VECTOR_METHODS:
+        check_word_vector_params(chosen, out)
     elif out["train_scope"] != "auto" and out["train_scope"] not in SCOPES:
         raise RunError(f"train_scope must be auto or one of {', '.join(SCOPES)}")
     return out
@@ -119,15 +134,17 @@ def _checked(key: str, value: Any, default: Any) -> Any:
     return value
 
 
-def recipe_config(
-    params: dict[str, Any], device: str
-) -> BioSynRecipeConfig | LatteRecipeConfig | HiPrBERTRecipeConfig:
+def recipe_config(params: dict[str, Any], device: str, hierarchy: str | None = None) -> Any:
     """The linker recipe's config for a run's (cleaned) params on ``device``, of the params' method; BioSyn's
-    zeros stay the scope's defaults."""
+    zeros stay the scope's defaults. ``hierarchy``: the name of DAN's hierarchy source."""
     if params.get("method") == LATTE:
         return latte_recipe_config(params, device)
     if params.get("method") == HIPRBERT:
         return hiprbert_recipe_config(params, device)
+    if params.get("method") == FASTTEXT:
+        return fasttext_recipe_config(params)
+    if params.get("method") in (BNE, DAN):
+        return word_vector_recipe_config(str(params["method"]), params, device, hierarchy)
     fields = {f.name for f in dataclasses.fields(BioSynConfig)}
     biosyn = BioSynConfig(**{k: v for k, v in params.items() if k in fields and k not in _NOT_PARAMS},
                           progress_bar=False)

@@ -54,9 +54,12 @@ class Reporter:
 
     def progress(self, p: dict[str, Any]) -> None:
         step, total = int(p.get("step", 0)), int(p.get("total_steps", 0))
+        epoch, epochs = int(p.get("epoch", 0)), int(p.get("epochs", 0))
+        # Without steps (fastText reports epochs only) the share of epochs done is the progress.
+        fraction = step / total if total else (epoch / epochs if epochs else 0.0)
         self.fields.update(
-            phase=str(p.get("phase", self.current_phase)), epoch=int(p.get("epoch", 0)), epochs=int(p.get("epochs", 0)),
-            step=step, total_steps=total, fraction=min(1.0, step / total) if total else 0.0,
+            phase=str(p.get("phase", self.current_phase)), epoch=epoch, epochs=epochs,
+            step=step, total_steps=total, fraction=min(1.0, fraction),
         )
         if "loss" in p:
             self.losses.append({"phase": self.fields["phase"], "step": step, "loss": round(float(p["loss"]), 6)})
@@ -71,8 +74,12 @@ class Reporter:
             raise RunCancelled
 
     def epoch_end(self, p: dict[str, Any]) -> None:
-        self.log(f"{p.get('phase')} epoch {p.get('epoch')}/{p.get('epochs')}: loss {float(p.get('loss', 0.0)):.4f}, "
-                 f"{float(p.get('mentions_per_s', 0.0)):.0f}/s")
+        # Each method reports what it measures: a loss, a speed, a dev score, the time so far.
+        said = [f"loss {float(p['loss']):.4f}" if "loss" in p else "",
+                f"{float(p['mentions_per_s']):.0f}/s" if "mentions_per_s" in p else "",
+                f"dev Acc@1 {float(p['dev_acc']):.4f}" if p.get("dev_acc") is not None else "",
+                f"{float(p['elapsed_s']):.1f} s" if "elapsed_s" in p else ""]
+        self.log(f"{p.get('phase')} epoch {p.get('epoch')}/{p.get('epochs')}: " + ", ".join(s for s in said if s))
         self.progress({k: v for k, v in p.items() if k != "loss"})
         self.flush()
 

@@ -26,8 +26,10 @@ from webapp.training.base_encoders import check_base_encoder
 from webapp.training.errors import RunError
 from webapp.training.hierarchy_inputs import check_has_hierarchy
 from webapp.training.latte import base_index
-from webapp.training.models import STALE_AFTER, EncoderModel, TrainingRun
+from webapp.training.models import STALE_AFTER, EncoderModel, TrainingRun, WordVectorModel
 from webapp.training.params import clean_params, params_method
+from webapp.training.word_vector_params import OWN_VECTOR_PARAMS
+from webapp.training.word_vectors import check_word_vectors
 from webapp.vocab.models import Dictionary
 
 logger = logging.getLogger(__name__)
@@ -48,6 +50,7 @@ def start_run(
     send: bool = True,
     base_encoder: EncoderModel | None = None,
     extra_dictionaries: Iterable[Dictionary] = (),
+    word_vectors: WordVectorModel | None = None,
 ) -> TrainingRun:
     """Create a queued run and send its task once the row is committed (``queue``: override the gpu queue;
     ``send=False``: the caller runs it in its own process with :func:`webapp.training.execution.run_training`).
@@ -56,16 +59,23 @@ def start_run(
     index it re-ranks over now: the dictionary's active one unless ``params["base_index"]`` names another.
     A HiPrBERT run trains on ``dictionary`` and ``extra_dictionaries`` (each must have a hierarchy); its
     collections are optional (their gold mentions become extra names). ``base_encoder`` (a HiPrBERT one)
-    sets ``base_model`` to its folder."""
+    sets ``base_model`` to its folder. A fastText run trains on the documents of any collections (optional:
+    the dictionary's names and definitions may be text enough); BNE and DAN runs start from ``word_vectors``
+    or, without them, train fastText on their texts first, and a DAN run at ``level`` >= 1 needs a
+    dictionary with a hierarchy (``params["hierarchy"]``, else its own)."""
     method = params_method(params, method)
     if method not in TrainingRun.Method.values:
         raise RunError(f"unknown training method {method!r}")
     if dictionary.latest_version() is None:
         raise RunError(f"dictionary {dictionary.slug!r} has no imported release")
     collections = list(collections)
-    if not collections and method != TrainingRun.Method.HIPRBERT:
+    if not collections and method not in (TrainingRun.Method.HIPRBERT, TrainingRun.Method.FASTTEXT):
         raise RunError("choose at least one gold collection as training data")
     cleaned = clean_params(params, method)
+    if method in (TrainingRun.Method.FASTTEXT, *TrainingRun.WORD_VECTOR_ENCODERS):
+        _check_word_vector_run(method, dictionary, cleaned, base_model, base_encoder, eval_collection, word_vectors)
+    elif word_vectors is not None:
+        raise RunError("only BNE and DAN runs start from word vectors")
     base_model = _base_model(method, base_model, base_encoder)
     extra = list(extra_dictionaries)
     if method == TrainingRun.Method.LATTE:
@@ -80,6 +90,7 @@ def start_run(
     run = TrainingRun.objects.create(
         dictionary=dictionary, method=method, base_model=base_model, params=cleaned,
         eval_collection=eval_collection, created_by=user if getattr(user, "pk", None) else None,
+        word_vectors=word_vectors,
     )
     run.collections.set(collections)
     TrainingRun.objects.filter(pk=run.pk).update(snapshot_at=run.queued_at)
@@ -100,6 +111,35 @@ def _base_model(method: str, base_model: str, base_encoder: EncoderModel | None)
         raise RunError("choose a base encoder or a base model folder, not both")
     check_base_encoder(base_encoder)
     return base_encoder.artifact_path
+
+
+def _check_word_vector_run(
+    method: str, dictionary: Dictionary, params: dict[str, Any], base_model: str, base_encoder: EncoderModel | None,
+    eval_collection: Collection | None, word_vectors: WordVectorModel | None,
+) -> None:
+    """What a fastText, BNE or DAN run cannot take, and DAN's hierarchy at a level >= 1."""
+    label = {"fasttext": "fastText", "bne": "BNE", "dan": "DAN"}[method]
+    if base_model or base_encoder is not None:
+        raise RunError(f"{label} runs on word vectors: it takes no base encoder or base model")
+    if method == TrainingRun.Method.FASTTEXT:
+        if eval_collection is not None:
+            raise RunError("fastText makes word vectors, not a linker: there is nothing to evaluate on a gold collection")
+        if word_vectors is not None:
+            raise RunError("fastText trains word vectors: it does not start from any")
+        return
+    if word_vectors is not None:
+        check_word_vectors(word_vectors)
+        for key in OWN_VECTOR_PARAMS:  # the run trains no fastText: its settings would only mislead
+            params.pop(key, None)
+    if method == TrainingRun.Method.DAN and int(params.get("level") or 0) >= 1:
+        chosen = dictionary
+        if params.get("hierarchy"):
+            found = Dictionary.objects.filter(pk=params["hierarchy"]).first()
+            if found is None:
+                raise RunError(f"no dictionary with id {params['hierarchy']}")
+            chosen = found
+        check_has_hierarchy(chosen)
+        params["hierarchy"] = chosen.pk
 
 
 def _hierarchy_dictionaries(dictionary: Dictionary, extra: list[Dictionary], ids: list[int]) -> list[int]:

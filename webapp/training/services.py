@@ -12,6 +12,7 @@ import shutil
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from linker.data import ConceptRecord, Synonym
 from linker.linker import Linker, LinkerConfig
 from webapp.core.queue import enqueue
 from webapp.training.errors import RunError
+from webapp.training.index_builds import check_index_build
 from webapp.training.models import EncoderModel, IndexVersion
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
@@ -54,19 +56,35 @@ def index_folder(index: IndexVersion) -> Path:
 
 
 def _encoder_and_config(encoder: EncoderModel | None) -> tuple[Any, LinkerConfig]:
-    """The encoder of an EncoderModel: a linker artifact (its encoder and λ) or a Hugging Face folder."""
+    """The encoder of an EncoderModel: a linker artifact (its encoder, of any kind, and λ) or an encoder folder
+    (a Hugging Face one, or any kind :func:`linker.encoders.base.load_encoder` reads by its encoder.json)."""
     if encoder is None:
         return None, LinkerConfig()
-    from linker.encoders.transformer import TransformerEncoder
+    from linker.encoders.registry import load_encoder
 
     folder = Path(encoder.artifact_path)
     config_file = folder / "config.json"
     if (folder / "encoder").is_dir() and config_file.exists():
         payload = json.loads(config_file.read_text())
-        return TransformerEncoder.load(folder / "encoder"), LinkerConfig.from_dict(payload.get("config", {}))
+        return load_encoder(folder / "encoder"), LinkerConfig.from_dict(payload.get("config", {}))
     if not folder.is_dir():
         raise FileNotFoundError(f"encoder {encoder.name}: {folder} is not a folder")
-    return TransformerEncoder.load(folder), LinkerConfig()
+    return load_encoder(folder), LinkerConfig()
+
+
+def _first_stage(index: IndexVersion, encoder: Any, config: LinkerConfig) -> tuple[Any, LinkerConfig]:
+    """The fast encoder of ``index.first_stage`` and the transformer's config (its λ kept) with the "exact" cascade.
+
+    Checked again here, on the loaded encoders: the row may predate a folder being replaced."""
+    assert index.first_stage is not None
+    if encoder is None or getattr(encoder, "kind", "") != "transformer":
+        kind = getattr(encoder, "kind", "no") if encoder is not None else "no"
+        raise ValueError(f"a first stage stands in front of a transformer, and this index has {kind} encoder")
+    fast, _ = _encoder_and_config(index.first_stage)
+    if getattr(fast, "kind", "") not in ("bne", "dan"):
+        raise ValueError(f"first stage {index.first_stage.name}: {index.first_stage.artifact_path} holds a "
+                         f"{getattr(fast, 'kind', 'transformer')} encoder, not BNE or DAN")
+    return fast, replace(config, retrieval=replace(config.retrieval, cascade="exact"))
 
 
 def _carry_reranker(encoder: EncoderModel | None, linker: Linker, say: Progress) -> None:
@@ -84,22 +102,30 @@ def _carry_reranker(encoder: EncoderModel | None, linker: Linker, say: Progress)
         say(f"the artifact's re-ranker is not used: {exc}")
 
 
-def create_index_version(version: DictionaryVersion, encoder: EncoderModel | None, user: Any = None) -> IndexVersion:
+def create_index_version(
+    version: DictionaryVersion, encoder: EncoderModel | None, user: Any = None, first_stage: EncoderModel | None = None
+) -> IndexVersion:
+    """A ``building`` index version; :class:`webapp.training.index_builds.IndexBuildError` (a RunError) names what
+    does not fit (a first stage that is not BNE/DAN, of another dictionary, or without a transformer to stand in
+    front of; an encoder whose folder is gone)."""
+    check_index_build(version.dictionary, encoder, first_stage)
     return IndexVersion.objects.create(
-        dictionary=version.dictionary, dictionary_version=version, encoder=encoder, created_by=user
+        dictionary=version.dictionary, dictionary_version=version, encoder=encoder, first_stage=first_stage,
+        created_by=user,
     )
 
 
 @transaction.atomic
 def queue_index_build(
-    dictionary: Dictionary, encoder: EncoderModel | None, user: Any = None, queue: str | None = None
+    dictionary: Dictionary, encoder: EncoderModel | None, user: Any = None, queue: str | None = None,
+    first_stage: EncoderModel | None = None,
 ) -> IndexVersion:
-    """A ``building`` index version of the dictionary's latest release with ``encoder``, built on the gpu
-    queue after commit (``build_index --queue`` from a page)."""
+    """A ``building`` index version of the dictionary's latest release with ``encoder`` (and ``first_stage`` in front
+    of it), built on the gpu queue after commit (``build_index --queue`` from a page)."""
     version = dictionary.latest_version()
     if version is None:
         raise RunError(f"dictionary {dictionary.slug!r} has no imported release")
-    index = create_index_version(version, encoder, user if getattr(user, "pk", None) else None)
+    index = create_index_version(version, encoder, user if getattr(user, "pk", None) else None, first_stage)
     enqueue("tasks.indexing.build_index_task", index.pk, False, queue=queue, on_failure=partial(_unqueued, index.pk))
     return index
 
@@ -120,7 +146,12 @@ def build_index(index: IndexVersion, progress: Progress | None = None) -> IndexV
             raise ValueError(f"{index.dictionary_version} has no concepts to index")
         say(f"{len(records)} concepts read from the database")
         encoder, config = _encoder_and_config(index.encoder)
-        linker = Linker.build(records, encoder, config, metadata={"index_version": index.pk})
+        fast = None
+        if index.first_stage_id is not None:
+            fast, config = _first_stage(index, encoder, config)
+            say(f"first stage {index.first_stage.name} ({index.first_stage.kind_label}): the transformer encodes only "
+                "mentions that are not a dictionary name")
+        linker = Linker.build(records, encoder, config, metadata={"index_version": index.pk}, first_stage_encoder=fast)
         say(f"{len(linker.table)} names indexed")
         _carry_reranker(index.encoder, linker, say)
         tmp = folder.with_name(folder.name + ".partial")

@@ -12,5 +12,6 @@ urlpatterns = [
     path("indexes/<int:pk>/evaluate/", views.index_evaluate, name="evaluate"),
     path("indexes/build/", model_views.index_build, name="build-index"),
     path("models/", model_views.model_list, name="models"),
+    path("models/word-vectors/upload/", model_views.word_vectors_upload, name="upload-word-vectors"),
     path("models/<slug:slug>/latent-types/", model_views.latent_type_list, name="latent-types"),
 ]

@@ -18,9 +18,11 @@ from webapp.training.evaluation import start_evaluation
 from webapp.training.forms import StartRunForm
 from webapp.training.hierarchy_inputs import run_dictionaries
 from webapp.training.hierarchy_report import hierarchy_report
-from webapp.training.models import Evaluation, IndexVersion, TrainingRun
+from webapp.training.models import Evaluation, IndexVersion, TrainingRun, WordVectorModel
 from webapp.training.runs import cancel_run, start_run
 from webapp.training.services import ActivationError, promote_index
+from webapp.training.word_vectors import encoder_scores
+from webapp.vocab.models import Dictionary
 
 CURVE_WIDTH, CURVE_HEIGHT = 600, 160
 
@@ -71,9 +73,10 @@ def run_start(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            run = start_run(data["dictionary"], data["collections"] or [], form.params(), base_model=data["base_model"],
+            run = start_run(data["dictionary"], form.run_collections(), form.params(), base_model=data["base_model"],
                             eval_collection=data["eval_collection"], user=request.user,
-                            base_encoder=data["base_encoder"], extra_dictionaries=data["extra_dictionaries"])
+                            base_encoder=data["base_encoder"], extra_dictionaries=data["extra_dictionaries"],
+                            word_vectors=form.run_word_vectors())
         except RunError as exc:
             form.add_error(None, str(exc))
         else:
@@ -86,7 +89,8 @@ def run_start(request: HttpRequest) -> HttpResponse:
 @admin_required
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(
-        TrainingRun.objects.select_related("dictionary", "encoder", "index_version", "eval_collection", "created_by"), pk=pk
+        TrainingRun.objects.select_related("dictionary", "encoder", "index_version", "eval_collection", "created_by",
+                                           "word_vectors"), pk=pk
     )
     evaluations = (
         list(Evaluation.objects.filter(index_version_id=run.index_version_id).select_related("collection"))
@@ -99,6 +103,10 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "run": run,
         "hierarchy": hierarchy_report(run.encoder, run.metrics),
         "trained_dictionaries": run_dictionaries(run, strict=False) if run.method == "hiprbert" else [],
+        "trained_vectors": WordVectorModel.objects.filter(run=run).first() if run.method == "fasttext" else None,
+        "encoder_scores": encoder_scores(run.encoder.config) if run.encoder and run.method in ("bne", "dan") else None,
+        "dan_hierarchy": Dictionary.objects.filter(pk=run.params.get("hierarchy") or run.dictionary_id).first()
+        if run.method == "dan" and run.params.get("level") else None,
         "base_encoder": started_from(run.base_model),
         "curve": loss_curve(run.loss_history),
         "percent": round(100 * run.fraction),

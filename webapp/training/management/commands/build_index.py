@@ -1,4 +1,5 @@
-"""python manage.py build_index --dictionary medic [--sparse-only | --model FOLDER] [--activate] [--queue]"""
+"""python manage.py build_index --dictionary medic [--sparse-only | --model FOLDER | --encoder NAME] [--first-stage NAME]
+[--activate] [--queue]"""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from webapp.core.queue import send_now
+from webapp.training.errors import RunError
 from webapp.training.models import EncoderModel
 from webapp.training.services import build_index, create_index_version, promote_index
 from webapp.vocab.models import Dictionary
@@ -22,6 +24,11 @@ class Command(BaseCommand):
         encoder.add_argument("--sparse-only", action="store_true", help="tf-idf retrieval only, no encoder")
         encoder.add_argument("--model", type=Path, help="a trained linker artifact or a local Hugging Face folder (default: the base model, zero-shot)")
         encoder.add_argument("--encoder", help="name of an existing EncoderModel")
+        parser.add_argument(
+            "--first-stage", metavar="NAME",
+            help="a BNE or DAN encoder (an EncoderModel of the same dictionary) searched in front of the transformer: "
+                 "it then encodes only mentions that are not a dictionary name; top candidates unchanged",
+        )
         parser.add_argument("--activate", action="store_true", help="make it the dictionary's active index when built")
         parser.add_argument("--queue", action="store_true", help="build on a worker (gpu queue) instead of in this process")
 
@@ -34,12 +41,17 @@ class Command(BaseCommand):
         if version is None:
             raise CommandError(f"dictionary {dictionary.slug!r} has no imported release")
         encoder = self._encoder(opts)
-        index = create_index_version(version, encoder)
+        first_stage = self._named(opts["first_stage"]) if opts["first_stage"] else None
+        try:
+            index = create_index_version(version, encoder, first_stage=first_stage)
+        except RunError as exc:
+            raise CommandError(str(exc)) from exc
         if opts["queue"]:
             send_now("tasks.indexing.build_index_task", index.pk, opts["activate"])
             self.stdout.write(f"index {index.pk} queued on the gpu queue")
             return
-        self.stdout.write(f"building index {index.pk} for {version} with {encoder.name if encoder else 'sparse retrieval only'}")
+        stage = f", {index.first_stage_label}" if first_stage else ""
+        self.stdout.write(f"building index {index.pk} for {version} with {encoder.name if encoder else 'sparse retrieval only'}{stage}")
         try:
             index = build_index(index, progress=lambda m: self.stdout.write(f"  {m}"))
         except Exception as exc:
@@ -53,10 +65,7 @@ class Command(BaseCommand):
         if opts["sparse_only"]:
             return None
         if opts["encoder"]:
-            try:
-                return EncoderModel.objects.get(name=opts["encoder"])
-            except EncoderModel.DoesNotExist:
-                raise CommandError(f"no encoder model named {opts['encoder']!r}") from None
+            return self._named(opts["encoder"])
         from linker.encoders.transformer import default_base_model
 
         folder: Path = (opts["model"] or default_base_model()).resolve()
@@ -69,3 +78,10 @@ class Command(BaseCommand):
             name=name, defaults={"method": method, "base_model": str(folder), "artifact_path": str(folder)}
         )
         return encoder
+
+    @staticmethod
+    def _named(name: str) -> EncoderModel:
+        try:
+            return EncoderModel.objects.get(name=name)
+        except EncoderModel.DoesNotExist:
+            raise CommandError(f"no encoder model named {name!r}") from None
