@@ -377,6 +377,13 @@ def _fast_config(args: argparse.Namespace) -> Any:
                and k not in ("threads", "device")]
     if unknown:
         raise SystemExit(f"{args.method} does not take {', '.join(unknown)}")
+    if args.bne_size != "paper" or args.epoch_names is not None:
+        if args.method != "bne":
+            raise SystemExit(f"{args.method} does not take --bne-size or --epoch-names")
+        from linker.encoders.bne import FAST_BNE
+
+        given["bne"] = FAST_BNE if args.bne_size == "fast" else None
+        given["epoch_names"] = args.epoch_names
     return replace(config, **{k: v for k, v in given.items() if v is not None and k in names})
 
 
@@ -458,6 +465,9 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--max-minutes", type=float, help="stop after this much training time")
     w.add_argument("--objectives", help="BNE: comma-separated of syn,def,ctx (default: all three)")
     w.add_argument("--level", type=int, help="DAN: 0 concepts (linking); L >= 1 ancestors at level L as classes")
+    w.add_argument("--bne-size", choices=["paper", "fast"], default="paper",
+                   help="BNE: the paper's recurrent states (200/200) or smaller ones (50/100) that encode ~2x faster")
+    w.add_argument("--epoch-names", type=int, help="BNE: anchors per epoch (default: every name)")
 
     v = sub.add_parser("train-word-vectors", help="fastText word vectors on documents and names -> folder")
     v.add_argument("--text", nargs="*", default=[], help="PubTator files or plain text files (a text a line)")

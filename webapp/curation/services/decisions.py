@@ -9,17 +9,27 @@ One decision on one part: a curator Link records who, when, the chosen candidate
 the mention's status changes; accepted or relinked text becomes a curator synonym (a vocab Name with source
 "curator") of the chosen concept, so the next index build, the live index and the concept search know it; the
 suggestions ranked above the chosen concept become hard negatives; the Decision row logs it all for undo.
+
+Concurrency. Decisions on mentions of the same text (case-insensitive) are serialised by a transaction-level
+advisory lock on that text, taken before any row lock: propagation locks every identical open mention and the
+synonym insert takes the unique index entry of (concept, text), so two such decisions would otherwise lock the
+same rows in opposite orders (measured: 207 of 476 targeted concurrent decisions died in a deadlock). Mention
+rows are then locked in one statement in primary-key order, the order every other locker of several mentions
+(background suggestions) uses. A deadlock that still happens (a lock order outside this module) is retried
+once with a fresh transaction; the curator never sees a 500 for it.
 """
 
 from __future__ import annotations
 
+import functools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-from django.db import transaction
+from django.db import OperationalError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from linker.text import normalize
@@ -76,6 +86,35 @@ class Outcome:
         return self.decision.batch
 
 
+# pg_advisory_xact_lock(key1, key2): key1 is this module's namespace, key2 the hash of the mention text.
+_TEXT_LOCK_NAMESPACE = 0x6C696E6B  # "link"
+_DEADLOCK = "40P01"
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _is_deadlock(exc: OperationalError) -> bool:
+    return getattr(getattr(exc, "__cause__", None), "sqlstate", None) == _DEADLOCK
+
+
+def retry_deadlock_once(func: Callable[P, R]) -> Callable[P, R]:
+    """Run ``func`` (its own transaction) again once if PostgreSQL aborted it to break a deadlock."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        if connection.in_atomic_block:
+            return func(*args, **kwargs)  # a caller's transaction cannot be retried from inside it
+        try:
+            return func(*args, **kwargs)
+        except OperationalError as exc:
+            if not _is_deadlock(exc):
+                raise
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+@retry_deadlock_once
 @transaction.atomic
 def decide(
     *,
@@ -100,7 +139,13 @@ def decide(
         raise CurationError(f"unknown decision {action!r}")
     if scope not in Scope.CHOICES:
         raise CurationError(f"unknown scope {scope!r}")
-    mention = lock_mention(mention_id)
+    _lock_text_of(mention_id)
+    twins: list[Mention] = []
+    skipped = 0
+    if scope == Scope.MENTION:
+        mention = lock_mention(mention_id)
+    else:
+        mention, twins, skipped = _lock_with_identical_mentions(mention_id, scope)
     if mention.updated_at != seen_updated_at:
         raise conflict(mention, seen_updated_at)
     batch = uuid.uuid4()
@@ -113,9 +158,7 @@ def decide(
     decisions = [_apply(mention, action, concept, p, user, via, batch, time_on_task_ms if p == parts[0] else None) for p in parts]
     decision = decisions[0]
     propagated: list[Decision] = []
-    skipped = 0
-    if scope != Scope.MENTION:
-        twins, skipped = _identical_mentions(mention, scope)
+    if twins:
         chosen = decision.concept
         for twin in twins:
             twin_action = action
@@ -320,14 +363,35 @@ def _hard_negatives(decision: Decision, suggestions: Sequence[Link], chosen: Con
     )
 
 
-def _identical_mentions(mention: Mention, scope: str) -> tuple[list[Mention], int]:
-    """Open mentions with the same text (case-insensitive) in the scope, locked; and how many decided ones were left."""
-    same = Mention.objects.filter(text__iexact=mention.text).exclude(pk=mention.pk)
+def _lock_text_of(mention_id: int) -> None:
+    """Wait for any other decision on a mention of the same text to commit (see the module's docstring)."""
+    text = Mention.objects.filter(pk=mention_id).values_list("text", flat=True).first()
+    if text is None:
+        return  # lock_mention says it is gone
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(lower(%s)))", [_TEXT_LOCK_NAMESPACE, text])
+
+
+def _lock_with_identical_mentions(mention_id: int, scope: str) -> tuple[Mention, list[Mention], int]:
+    """The mention and the open mentions of the same text (case-insensitive) in the scope, locked together in
+    primary-key order; and how many identical mentions were left alone because they are decided already."""
+    try:
+        first = Mention.objects.select_related("document").get(pk=mention_id)
+    except Mention.DoesNotExist:
+        raise Conflict(None, "This mention no longer exists (its addition was undone). Reload the document.") from None
+    same = Mention.objects.filter(text__iexact=first.text)
     if scope == Scope.DOCUMENT:
-        same = same.filter(document_id=mention.document_id)
+        same = same.filter(document_id=first.document_id)
     else:
-        same = same.filter(document__collection_id=mention.document.collection_id)
-    decided = same.filter(status__in=DECIDED_STATUSES).count()
-    # A fixed lock order (by pk) keeps two propagations over the same mentions from deadlocking.
-    twins = list(same.filter(status__in=OPEN_STATUSES).select_for_update(of=("self",)).select_related("document__collection__dictionary").order_by("pk"))
-    return twins, decided
+        same = same.filter(document__collection_id=first.document.collection_id)
+    decided = same.exclude(pk=mention_id).filter(status__in=DECIDED_STATUSES).count()
+    locked = list(
+        same.filter(Q(pk=mention_id) | Q(status__in=OPEN_STATUSES))
+        .select_for_update(of=("self",))
+        .select_related("document__collection__dictionary")
+        .order_by("pk")
+    )
+    mention = next((m for m in locked if m.pk == mention_id), None)
+    if mention is None:  # its text changed (a span fix) while this decision waited
+        mention = lock_mention(mention_id)
+    return mention, [m for m in locked if m.pk != mention_id], decided
