@@ -372,6 +372,7 @@ def _fast_config(args: argparse.Namespace) -> Any:
         "epochs": args.epochs, "lr": args.lr, "batch_size": args.batch_size, "patience": args.patience,
         "max_minutes": args.max_minutes, "threads": args.threads, "level": args.level, "device": args.device,
         "objectives": tuple(o.strip() for o in args.objectives.split(",")) if args.objectives else None,
+        "negatives": args.negatives,
     }
     unknown = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None and k not in names
                and k not in ("threads", "device")]
@@ -468,6 +469,7 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--bne-size", choices=["paper", "fast"], default="paper",
                    help="BNE: the paper's recurrent states (200/200) or smaller ones (50/100) that encode ~2x faster")
     w.add_argument("--epoch-names", type=int, help="BNE: anchors per epoch (default: every name)")
+    w.add_argument("--negatives", type=int, help="BNE: in-batch negatives per anchor and objective (the paper: 1)")
 
     v = sub.add_parser("train-word-vectors", help="fastText word vectors on documents and names -> folder")
     v.add_argument("--text", nargs="*", default=[], help="PubTator files or plain text files (a text a line)")
