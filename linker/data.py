@@ -118,13 +118,14 @@ class PubTatorDocument:
 
 
 def open_text(path: str | Path) -> IO[str]:
-    """Open a text file, transparently un-gzipping ``*.gz``; UTF-8 with a clear error otherwise."""
+    """Open a text file, transparently un-gzipping ``*.gz``; UTF-8 with a clear error otherwise. A byte-order
+    mark opening the file (Windows editors write one) is dropped: it would stick to the first field."""
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file")
     if p.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8", newline="")
-    return open(p, encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8-sig", newline="")
+    return open(p, encoding="utf-8-sig", newline="")
 
 
 def _lines(path: str | Path) -> Iterator[tuple[int, str]]:

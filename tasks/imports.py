@@ -45,8 +45,9 @@ def run_import(job_id: int) -> str:
         try:
             report = _run(job.kind, job.path, job.params, job.created_by, progress)
         except (ParseError, FileNotFoundError, ValueError) as exc:
+            # A message may quote the file's own text; a NUL in it would make PostgreSQL refuse the message too.
             ImportJob.objects.filter(pk=job_id).update(
-                state=ImportJob.State.FAILED, message=str(exc), finished_at=timezone.now()
+                state=ImportJob.State.FAILED, message=str(exc).replace("\x00", "\\x00"), finished_at=timezone.now()
             )
             logger.warning("import %s failed: %s", job_id, exc)
             return ImportJob.State.FAILED

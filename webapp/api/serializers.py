@@ -7,9 +7,28 @@ from rest_framework import serializers
 
 from webapp.core.models import ImportJob
 from webapp.corpus.formats import FORMATS
+from webapp.corpus.formats.records import MAX_METADATA_DEPTH, has_nul, too_deep
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.services.decisions import LINK_ACTIONS, Scope
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion
+
+
+class SlugLookupField(serializers.SlugRelatedField):
+    """A slug looked up in the database, refusing NUL first: PostgreSQL cannot compare text holding one."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, str) and "\x00" in data:
+            raise serializers.ValidationError("NUL characters are not allowed")
+        return super().to_internal_value(data)
+
+
+def validate_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Document metadata as PostgreSQL's jsonb can store it and the app can encode it back."""
+    if has_nul(metadata):
+        raise serializers.ValidationError("NUL characters are not allowed, in keys or values")
+    if too_deep(metadata):
+        raise serializers.ValidationError(f"nested too deeply (more than {MAX_METADATA_DEPTH} levels)")
+    return metadata
 
 
 class DictionaryVersionSerializer(serializers.ModelSerializer):
@@ -64,7 +83,7 @@ class ImportRequestSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=ImportJob.Kind.choices)
     path = serializers.CharField(max_length=1000)
     slug = serializers.SlugField(help_text="Dictionary slug (kind=dictionary) or collection slug (kind=documents).")
-    title = serializers.CharField(required=False, allow_blank=True)
+    title = serializers.CharField(required=False, allow_blank=True, max_length=200)
     dictionary = serializers.SlugField(required=False, help_text="For documents: resolve gold ids in this dictionary.")
     format = serializers.ChoiceField(
         choices=[(f.name, f.label) for f in FORMATS.values()], default="pubtator",
@@ -110,7 +129,7 @@ class DictionaryUploadSerializer(serializers.Serializer):
 
 
 class CollectionCreateSerializer(serializers.ModelSerializer):
-    dictionary = serializers.SlugRelatedField(
+    dictionary = SlugLookupField(
         slug_field="slug", queryset=Dictionary.objects.all(), required=False, allow_null=True,
         help_text="Slug of the dictionary whose concepts the mentions link to.",
     )
@@ -210,7 +229,7 @@ class MentionInputSerializer(serializers.Serializer):
 class DocumentCreateSerializer(serializers.Serializer):
     """Input of POST /api/documents/: one document, with gold mentions and links if it has any."""
 
-    collection = serializers.SlugRelatedField(slug_field="slug", queryset=Collection.objects.all())
+    collection = SlugLookupField(slug_field="slug", queryset=Collection.objects.all())
     external_id = serializers.CharField(max_length=120)
     title = serializers.CharField(required=False, allow_blank=True, default="", help_text="The title, if the text starts with it.")
     text = serializers.CharField(max_length=1_000_000, trim_whitespace=False)
@@ -221,6 +240,9 @@ class DocumentCreateSerializer(serializers.Serializer):
         if "\x00" in text:
             raise serializers.ValidationError("the text contains a NUL character")
         return text
+
+    def validate_metadata(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        return validate_metadata(metadata)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         errors = {

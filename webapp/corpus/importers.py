@@ -6,7 +6,9 @@ documents already in the collection skipped, errors naming the file and the line
 
 - A PMID repeated inside one file (the NCBI Disease training set repeats 8528200, and its published count
   of 5,145 mentions includes both copies) is kept as its own document ``8528200#2`` with
-  ``metadata["repeat_of"]``, so the corpus counts match the literature and nothing is silently dropped.
+  ``metadata["repeat_of"]``, so the corpus counts match the literature and nothing is silently dropped. The
+  writer numbers the repeats, as it does for every format, so records go to it under the file's own PMIDs.
+- A UTF-8 byte-order mark at the start of the file (Windows editors write one) is skipped.
 - Each document records where it came from (``metadata["source"]`` and ``["line"]``) and the file's
   relation lines (``metadata["relations"]``).
 - A mention without an id, or with ``-1``, gets one NIL gold link.
@@ -21,15 +23,19 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 
 from linker.data import GoldMention, PubTatorDocument, iter_pubtator, open_text
+from webapp.core.inputs import check_label, input_path
 from webapp.corpus.formats.records import DocumentRecord, LinkRecord, MentionRecord
+from webapp.corpus.models import Collection
 from webapp.corpus.resolver import ConceptResolver, dictionary_version_for, id_variants
 from webapp.corpus.writer import ImportReport, Progress, locked_collection, write_documents
+from webapp.vocab.copy import max_length
 
 __all__ = [
     "ImportReport", "ConceptResolver", "id_variants", "import_pubtator", "dictionary_version_for", "locked_collection",
 ]
 
 DOCUMENT_BATCH = 500
+COLLECTION_TITLE_MAX = max_length(Collection, "title")
 
 
 def import_pubtator(
@@ -47,16 +53,16 @@ def import_pubtator(
 
     Raises :class:`linker.data.ParseError` (``path:line: message``) for a malformed file,
     ``FileNotFoundError`` for a missing one and ``ValueError`` for bad arguments (an unknown dictionary, a
-    dictionary without versions); the database is then exactly as it was before the call.
+    dictionary without versions, an empty file); the database is then exactly as it was before the call.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
+    path = input_path(path)
     try:
         validate_slug(collection_slug)
     except ValidationError:
         raise ValueError(f"collection slug {collection_slug!r} must be letters, digits, '-' or '_'") from None
+    check_label(title, "collection title", COLLECTION_TITLE_MAX)
     return write_documents(
+        # iter_pubtator is looked up here, at call time, so that tests can stand in for the reader.
         _batched((_record(path, doc) for doc in iter_pubtator(path)), DOCUMENT_BATCH),
         source=str(path),
         collection_slug=collection_slug,
@@ -69,13 +75,10 @@ def import_pubtator(
 
 def _record(path: Path, doc: PubTatorDocument) -> DocumentRecord:
     metadata: dict[str, object] = {"source": path.name, "line": doc.line}
-    if doc.occurrence > 1:
-        metadata["repeat_of"] = doc.pmid
     if doc.relations:
         metadata["relations"] = [list(r) for r in doc.relations]
-    external_id = doc.pmid if doc.occurrence == 1 else f"{doc.pmid}#{doc.occurrence}"
     mentions = [_mention(gold) for gold in doc.mentions]
-    return DocumentRecord(external_id, doc.text, doc.title, mentions, metadata, line=doc.line)
+    return DocumentRecord(doc.pmid, doc.text, doc.title, mentions, metadata, line=doc.line)
 
 
 def _mention(gold: GoldMention) -> MentionRecord:

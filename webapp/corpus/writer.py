@@ -7,6 +7,10 @@ Every import (PubTator, BioC, brat, JSON Lines, documents posted to the API) goe
   run one at a time, and a refused file leaves the database exactly as it was.
 - Documents whose ``external_id`` is already in the collection are skipped with a warning, never updated:
   importing a file twice is a no-op, and stored curation is never overwritten.
+- An id repeated inside one file is not a document "already there": the repeat is kept as its own document
+  ``ID#2`` (``ID#3`` ...) with ``metadata["repeat_of"]`` and a warning that the file repeats the id, in every
+  format alike (the NCBI Disease training set repeats PMID 8528200, and its published counts include both).
+- A file without a single document is refused: an empty or cut-off download is not a successful import.
 - Errors name the file and the line (``path:line: message``, :class:`linker.data.ParseError`) when the
   record knows its line, else the file and the element (:class:`FormatError`).
 - Documents go in with ``bulk_create`` (their ids are needed); mentions and links, the bulk of the rows,
@@ -18,14 +22,22 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from linker.data import ParseError
-from webapp.corpus.formats.records import DocumentRecord, FormatError, LinkRecord, MentionRecord
+from webapp.corpus.formats.records import (
+    MAX_METADATA_DEPTH,
+    DocumentRecord,
+    FormatError,
+    LinkRecord,
+    MentionRecord,
+    has_nul,
+    too_deep,
+)
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.corpus.resolver import ConceptResolver, dictionary_version_for
 from webapp.vocab.copy import copy_rows, max_length
@@ -38,6 +50,7 @@ Progress = Callable[[int, int | None], None]
 _EXTERNAL_ID_MAX = max_length(Document, "external_id")
 _TYPE_MAX = max_length(Mention, "mention_type")
 _REF_MAX = max_length(Link, "concept_ref")
+_PART_MAX = 32767  # Link.part is a PositiveSmallIntegerField
 
 
 class DuplicateDocument(ValueError):
@@ -51,7 +64,7 @@ class ImportReport:
     collection_id: int
     documents: int = 0  # documents created
     skipped_documents: int = 0  # already in the collection
-    repeated_documents: int = 0  # PMIDs repeated inside the file, stored as "PMID#2"
+    repeated_documents: int = 0  # ids repeated inside the file, stored as "ID#2"
     mentions: int = 0
     links: int = 0
     resolved_links: int = 0  # links whose concept was found in the dictionary
@@ -99,6 +112,9 @@ def write_documents(
             read += len(batch)
             if progress:
                 progress(read, max(total or 0, read) or None)
+        if not read:
+            # Inside the transaction: the collection this import created goes with it.
+            raise FormatError(source, "", "no documents: the file is empty or holds none (cut short?)")
         writer.finish()
     report.created = report.documents > 0
     report.seconds = round(time.perf_counter() - started, 3)
@@ -129,13 +145,15 @@ class DocumentWriter:
         self.report = report
         self.skip_existing = skip_existing
         self.existing = set(collection.documents.values_list("external_id", flat=True))
+        self.read_ids: set[str] = set()  # the ids of this file so far (after numbering), written or skipped
+        self.repeats: dict[str, str] = {}  # "ID#2" -> "ID", for the repeats numbered here
         self.skipped: list[str] = []
         self.unresolved: dict[str, None] = {}
         self.unresolved_by_type: Counter[str] = Counter()
         self.conjunctions = 0
 
     def add(self, batch: Sequence[DocumentRecord]) -> None:
-        records = [r for r in batch if self._keep(r)]
+        records = [r for r in map(self._numbered, batch) if self._keep(r)]
         if not records:
             return
         try:
@@ -179,6 +197,24 @@ class DocumentWriter:
 
     # --- checks ---
 
+    def _numbered(self, record: DocumentRecord) -> DocumentRecord:
+        """The record, or for an id this file already used, a copy stored as ``ID#2`` (then ``#3`` ...).
+
+        Counted per file, not against the collection: importing the file again numbers the repeats the same
+        way, so they are found already there and skipped like the rest.
+        """
+        doc_id = record.external_id
+        if doc_id not in self.read_ids:
+            self.read_ids.add(doc_id)
+            return record
+        copy = 2
+        while f"{doc_id}#{copy}" in self.read_ids:
+            copy += 1
+        numbered = f"{doc_id}#{copy}"
+        self.read_ids.add(numbered)
+        self.repeats[numbered] = doc_id
+        return replace(record, external_id=numbered, metadata={**record.metadata, "repeat_of": doc_id})
+
     def _keep(self, record: DocumentRecord) -> bool:
         self._check(record)
         if record.external_id in self.existing:
@@ -188,12 +224,14 @@ class DocumentWriter:
             self.skipped.append(record.external_id)
             return False
         self.existing.add(record.external_id)
-        repeat_of = record.metadata.get("repeat_of")
+        repeat_of = self.repeats.get(record.external_id)
         if repeat_of:
             copy = record.external_id.rpartition("#")[2]
             self.report.repeated_documents += 1
+            # PubTator ids are PMIDs; the other formats' ids are whatever the source used.
+            label = "PMID" if record.line else "document id"
             self.report.warnings.append(
-                f"{self._at(record)}PMID {repeat_of} appears again in the file (copy {copy}); "
+                f"{self._at(record)}{label} {repeat_of} appears again in the file (copy {copy}); "
                 f"stored as its own document {record.external_id}"
             )
         return True
@@ -202,14 +240,24 @@ class DocumentWriter:
         """Refuse, naming the line or element, what the database would refuse for some row of a batch."""
         if not record.external_id or len(record.external_id) > _EXTERNAL_ID_MAX:
             raise self._refused(record, None, f"a document id must have 1 to {_EXTERNAL_ID_MAX} characters ({record.external_id[:40]!r})")
-        if "\x00" in record.text:
-            raise self._refused(record, None, "the text contains a NUL character, which PostgreSQL cannot store")
+        # PostgreSQL stores no NUL character (text or jsonb): named here, not as a database error about a batch.
+        for name, value in (("id", record.external_id), ("title", record.title), ("text", record.text), ("metadata", record.metadata)):
+            if has_nul(value):
+                raise self._refused(record, None, f"field {name!r} contains a NUL character")
+        if too_deep(record.metadata):
+            raise self._refused(record, None, f"field 'metadata' is nested too deeply (more than {MAX_METADATA_DEPTH} levels)")
         for m in record.mentions:
             if not 0 <= m.start < m.end <= len(record.text):
                 raise self._refused(record, m, f"span {m.start}-{m.end} outside the document text (length {len(record.text)})")
+            for name, value in (("type", m.mention_type), ("part_texts", m.part_texts), ("concept_id", [link.concept_id for link in m.links])):
+                if has_nul(value):
+                    raise self._refused(record, m, f"field {name!r} contains a NUL character")
             if len(m.mention_type) > _TYPE_MAX:
                 raise self._refused(record, m, f"mention type {m.mention_type[:40]!r}... is longer than {_TYPE_MAX}")
             parts = [link.part for link in m.links]
+            bad_part = next((p for p in parts if not 0 <= p <= _PART_MAX), None)
+            if bad_part is not None:
+                raise self._refused(record, m, f"field 'part' must be 0 to {_PART_MAX} (found {bad_part})")
             if len(parts) != len(set(parts)):
                 raise self._refused(record, m, "a composite part is linked twice")
             too_long = [link.concept_id for link in m.links if len(link.concept_id) > _REF_MAX]
@@ -297,10 +345,12 @@ class DocumentWriter:
         return FormatError(self.source, where, message)
 
     def _refused_batch(self, batch: Sequence[DocumentRecord], exc: DatabaseError) -> ValueError:
+        # PostgreSQL's first line says what is wrong; the LINE/DETAIL/CONTEXT lines after it quote SQL and rows.
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         first, last = batch[0], batch[-1]
         if first.line:
-            return ParseError(self.source, first.line, f"the database refused a document of lines {first.line}-{last.line}: {exc}")
-        return FormatError(self.source, "", f"the database refused one of documents {first.external_id} to {last.external_id}: {exc}")
+            return ParseError(self.source, first.line, f"the database refused a document of lines {first.line}-{last.line}: {reason}")
+        return FormatError(self.source, "", f"the database refused one of documents {first.external_id} to {last.external_id}: {reason}")
 
 
 def locked_collection(slug: str, title: str | None, dictionary: Dictionary | None) -> Collection:

@@ -9,6 +9,8 @@ Why it is written this way:
   (12K concepts, 78K names, 20K edges) imports in seconds through PostgreSQL ``COPY``.
 - A release is identified twice: by the SHA-256 of the file and by its label. Importing the same file or the
   same release again returns the existing version (``created=False``) instead of duplicating 80K names.
+- A file without a single concept (only its header: a download cut short) is refused, not imported as an
+  empty release that would then claim the release label and turn the real file away.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from django.core.validators import validate_slug
 from django.db import connection, models, transaction
 
 from linker.data import DICTIONARY_FORMATS, iter_dictionary, open_text, read_release, sniff_dictionary_format
+from webapp.core.inputs import check_label, input_path
 from webapp.vocab.copy import copy_rows, max_length
 from webapp.vocab.models import Dictionary, DictionaryVersion, KnownType
 from webapp.vocab.version_writer import MEDIC_SLIM_VOCABULARY, ImportReport, VersionWriter
@@ -34,6 +37,8 @@ __all__ = [
 ]
 
 BATCH_SIZE = 5000
+_TITLE_MAX = max_length(Dictionary, "title")
+_RELEASE_MAX = max_length(DictionaryVersion, "release")
 
 Progress = Callable[[int, int | None], None]
 T = TypeVar("T")
@@ -57,19 +62,20 @@ def import_dictionary(
     called with (concepts written, estimated total or None) after every batch.
 
     Raises :class:`linker.data.ParseError` (``path:line: message``) for a malformed file,
-    ``FileNotFoundError`` for a missing one and ``ValueError`` for bad arguments; the database is then
-    exactly as it was before the call.
+    ``FileNotFoundError`` for a missing one and ``ValueError`` for bad arguments or a file without concepts;
+    the database is then exactly as it was before the call.
     """
     started = time.perf_counter()
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
+    path = input_path(path)
     _check_slug(dictionary_slug)
+    check_label(title, "dictionary title", _TITLE_MAX)
+    check_label(release, "release label")  # a longer one is cut to the column, as it always was
     fmt = fmt or sniff_dictionary_format(path)
     if fmt not in DICTIONARY_FORMATS:
         raise ValueError(f"unknown dictionary format {fmt!r}; expected one of {', '.join(DICTIONARY_FORMATS)}")
     checksum = file_sha256(path)
-    label = (release or read_release(path) or f"{path.name} sha256:{checksum[:12]}")[:120]
+    # A NUL in the header's label is cut off there: PostgreSQL stores none, and the rest is no label anyway.
+    label = (release or read_release(path).partition("\x00")[0] or f"{path.name} sha256:{checksum[:12]}")[:_RELEASE_MAX]
     total = _estimate_records(path, fmt) if progress else None
 
     with transaction.atomic():
@@ -90,6 +96,10 @@ def import_dictionary(
             writer.add_concepts(batch)
             if progress:
                 progress(writer.report.concepts, max(total or 0, writer.report.concepts) or None)
+        if not writer.report.concepts:
+            # Raised inside the transaction: the version (and a dictionary created for it) goes with it.
+            what = "no [Term] stanza, or only obsolete ones" if fmt == "obo" else "only header or comment lines"
+            raise ValueError(f"{path}: no concepts: the file holds {what} (a download cut short?); nothing imported")
         writer.finish()
         version.concept_count = writer.report.concepts
         version.name_count = writer.report.names

@@ -17,7 +17,7 @@ from typing import Any
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
-from linker.data import ConceptRecord, ParseError, open_text
+from linker.data import ConceptRecord, ParseError, Synonym, open_text
 from linker.text import normalize
 from webapp.vocab.copy import copy_rows, max_length
 from webapp.vocab.models import (
@@ -95,7 +95,7 @@ class VersionWriter:
                 self._name_rows(records, pks),
             )
         except DatabaseError as exc:
-            raise ParseError(self.path, first, f"the database refused a record of lines {first}-{last}: {exc}") from exc
+            raise ParseError(self.path, first, f"the database refused a record of lines {first}-{last}: {_reason(exc)}") from exc
         self.pk_by_id.update(pks)
         for record in records:
             pk = pks[record.concept_id]
@@ -120,11 +120,18 @@ class VersionWriter:
             self._write_known_types()
         except DatabaseError as exc:
             # Rows here come from records already validated and written; no single line is to blame.
-            raise ValueError(f"{self.path}: the database refused the hierarchy or the known types: {exc}") from exc
+            raise ValueError(f"{self.path}: the database refused the hierarchy or the known types: {_reason(exc)}") from exc
 
     # --- rows ---
 
     def _validate(self, record: ConceptRecord) -> None:
+        # PostgreSQL stores no NUL character: named with its line, not as a database error about a batch.
+        for name in ("concept_id", "preferred_name", "synonyms", "alt_ids", "definition", "parents", "known_types"):
+            value = getattr(record, name)
+            texts = [s.text if isinstance(s, Synonym) else s for s in value] if isinstance(value, tuple) else [value]
+            if any("\x00" in t for t in texts):
+                concept = record.concept_id.replace("\x00", "\\x00")  # the message is stored too
+                raise ParseError(self.path, record.line, f"concept {concept}: field {name!r} contains a NUL character")
         too_long = [i for i in (record.concept_id, *record.alt_ids, *record.parents) if len(i) > _ID_MAX]
         if too_long:
             raise ParseError(self.path, record.line, f"id {too_long[0][:40]!r}... is longer than {_ID_MAX} characters")
@@ -193,6 +200,12 @@ class VersionWriter:
             description = "CTD MEDIC SlimMappings: coarse disease categories such as 'Cardiovascular disease'."
         vocabulary, _ = KnownTypeVocabulary.objects.get_or_create(name=name, defaults={"description": description})
         return vocabulary
+
+
+def _reason(exc: DatabaseError) -> str:
+    """PostgreSQL's first line, which says what is wrong; the LINE/DETAIL/CONTEXT lines after it quote SQL and rows."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _names_of(record: ConceptRecord, fmt: str) -> Iterator[tuple[str, str, bool]]:

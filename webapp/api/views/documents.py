@@ -82,6 +82,8 @@ class CollectionViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOn
                 report = import_documents(path, v["format"], collection_slug=collection.slug, dictionary_slug=v.get("dictionary"))
             except (ParseError, FormatError, FileNotFoundError, ValueError) as exc:
                 raise ValidationError({"detail": str(exc).replace(f"{tmp}/", "")}) from exc
+        # Warnings name the file as the importer saw it: in the server's temporary folder, which is no one's business.
+        report.warnings = [w.replace(f"{tmp}/", "") for w in report.warnings]
         code = status.HTTP_201_CREATED if report.created else status.HTTP_200_OK
         return Response(import_report(collection.slug, report), status=code)
 

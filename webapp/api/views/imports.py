@@ -42,7 +42,11 @@ class ImportJobViewSet(RejectNulMixin, mixins.CreateModelMixin, mixins.RetrieveM
         data = ImportRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        if not Path(v["path"]).is_file():
+        try:
+            readable = Path(v["path"]).is_file()
+        except OSError as exc:  # a name longer than the file system allows raises instead of answering False
+            raise ValidationError({"path": [f"{v['path']} is not a readable file ({exc.strerror or exc})"]}) from None
+        if not readable:
             raise ValidationError({"path": [f"{v['path']} is not a readable file"]})
         if v["kind"] == ImportJob.Kind.DICTIONARY:
             params = {"dictionary_slug": v["slug"], "title": v.get("title") or None}

@@ -21,9 +21,11 @@ from bioc import biocjson, biocxml
 from lxml import etree
 
 from webapp.corpus.formats.records import (
+    MAX_METADATA_DEPTH,
     DocumentRecord,
     FormatError,
     MentionRecord,
+    deep_json_keys,
     ids_field,
     links_from_ids,
 )
@@ -46,16 +48,20 @@ def read_bioc_xml(path: str | Path) -> Iterator[DocumentRecord]:
     except UnicodeDecodeError as exc:
         raise FormatError(path, "", f"not UTF-8 text ({exc.reason})") from exc
     except (ValueError, TypeError, AttributeError) as exc:
-        raise FormatError(path, "", f"not a BioC collection ({exc})") from exc
+        # The bioc package reads offsets with int() and says no more than "invalid literal for int()":
+        # find the element and the field ourselves.
+        raise _xml_number_error(path) or FormatError(path, "", f"not a BioC collection ({exc})") from exc
     yield from _documents(path, collection)
 
 
 def read_bioc_json(path: str | Path) -> Iterator[DocumentRecord]:
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:  # -sig: a byte-order mark is not JSON, and not an error
             collection = biocjson.load(fh)
     except UnicodeDecodeError as exc:
         raise FormatError(path, "", f"not UTF-8 text ({exc.reason})") from exc
+    except RecursionError:
+        raise _too_deep(path) from None
     except ValueError as exc:  # json.JSONDecodeError is a ValueError with a line number
         where = f"line {exc.lineno}" if hasattr(exc, "lineno") else ""
         raise FormatError(path, where, f"not BioC JSON ({exc})") from exc
@@ -66,33 +72,85 @@ def read_bioc_json(path: str | Path) -> Iterator[DocumentRecord]:
     yield from _documents(path, collection)
 
 
+def _too_deep(path: str | Path) -> FormatError:
+    with open(path, encoding="utf-8-sig") as fh:
+        found = deep_json_keys(fh.read())
+    line, keys = found or (0, [])
+    field = f"field {'.'.join(keys)!r}" if keys else "the JSON"
+    return FormatError(path, f"line {line}" if line else "", f"{field} is nested too deeply (more than {MAX_METADATA_DEPTH} levels)")
+
+
+def _int(path: str | Path, where: str, value: object, name: str) -> int:
+    """An offset or a length: an int (JSON) or a string of digits (XML); anything else is refused by name."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+        return int(value)
+    raise FormatError(path, where, f"{name} must be an integer (found {value!r})")
+
+
+def _xml_number_error(path: str | Path) -> FormatError | None:
+    """The first offset or length of a BioC XML file that is not an integer, named by document and element."""
+    try:
+        root = etree.parse(str(path)).getroot()
+    except (etree.XMLSyntaxError, OSError):
+        return None
+    try:
+        for index, document in enumerate(root.iterfind("document"), start=1):
+            where = f"document {(document.findtext('id') or '').strip() or '#' + str(index)}"
+            for number, passage in enumerate(document.iterfind("passage"), start=1):
+                _int(path, f"{where} / passage {number}", passage.findtext("offset"), "field 'offset'")
+                for s_number, sentence in enumerate(passage.iterfind("sentence"), start=1):
+                    _int(path, f"{where} / passage {number} / sentence {s_number}", sentence.findtext("offset"), "field 'offset'")
+            for annotation in document.iter("annotation"):
+                for location in annotation.iterfind("location"):
+                    for name in ("offset", "length"):
+                        _int(path, f"{where} / annotation {annotation.get('id')}", location.get(name), f"location field {name!r}")
+    except FormatError as exc:
+        return exc
+    return None
+
+
 def _documents(path: str | Path, collection: bioc.BioCCollection) -> Iterator[DocumentRecord]:
     for index, document in enumerate(collection.documents, start=1):
         doc_id = str(document.id or "").strip()
         where = f"document {doc_id or '#' + str(index)}"
         if not doc_id:
             raise FormatError(path, where, "the document has no id")
-        text, title = _text(path, where, document)
-        mentions: list[MentionRecord] = []
-        for annotation, ann_where in _annotations(document, where):
-            mentions.append(_mention(path, ann_where, annotation, text))
-        yield DocumentRecord(doc_id, text, title, mentions, {k: v for k, v in document.infons.items()}, where)
+        try:
+            text, title = _text(path, where, document)
+            mentions = [_mention(path, ann_where, annotation, text) for annotation, ann_where in _annotations(document, where)]
+            metadata = {k: v for k, v in document.infons.items()}
+        except (TypeError, AttributeError) as exc:
+            # BioC JSON is decoded without a schema: a number where a text belongs, a list for the infons.
+            raise FormatError(path, where, f"a field has the wrong type ({exc})") from exc
+        yield DocumentRecord(doc_id, text, title, mentions, metadata, where)
 
 
 def _text(path: str | Path, where: str, document: bioc.BioCDocument) -> tuple[str, str]:
     text = ""
     title = ""
-    for number, passage in enumerate(sorted(document.passages, key=lambda p: int(p.offset)), start=1):
-        offset = int(passage.offset)
+    # Passages are laid by offset; "passage N" in an error is the file's N-th, whatever its offset.
+    placed = sorted(
+        ((_int(path, f"{where} / passage {n}", p.offset, "field 'offset'"), n, p) for n, p in enumerate(document.passages, start=1)),
+        key=lambda item: item[0],
+    )
+    for rank, (offset, number, passage) in enumerate(placed, start=1):
         body = passage.text
         if body is None:
             # A passage split into sentences carries its text there, each sentence at its own offset.
             body = ""
-            for sentence in sorted(passage.sentences, key=lambda s: int(s.offset)):
-                body = _place(path, f"{where} / passage {number}", body, offset, int(sentence.offset), sentence.text or "")
+            sentences = [
+                (_int(path, f"{where} / passage {number} / sentence {n}", s.offset, "field 'offset'"), s)
+                for n, s in enumerate(passage.sentences, start=1)
+            ]
+            for sentence_offset, sentence in sorted(sentences, key=lambda item: item[0]):
+                body = _place(path, f"{where} / passage {number}", body, offset, sentence_offset, sentence.text or "")
         if offset < len(text):
             raise FormatError(path, f"{where} / passage {number}", f"passage at offset {offset} overlaps the text before it (which ends at {len(text)})")
-        if number == 1 and offset == 0 and str(passage.infons.get("type", "")).lower() in TITLE_TYPES:
+        if rank == 1 and offset == 0 and str(passage.infons.get("type", "")).lower() in TITLE_TYPES:
             title = body
         text = text + " " * (offset - len(text)) + body
     return text, title
@@ -119,7 +177,11 @@ def _annotations(document: bioc.BioCDocument, where: str) -> Iterator[tuple[bioc
 def _mention(path: str | Path, where: str, annotation: bioc.BioCAnnotation, text: str) -> MentionRecord:
     if not annotation.locations:
         raise FormatError(path, where, "the annotation has no location")
-    spans = sorted((int(loc.offset), int(loc.offset) + int(loc.length)) for loc in annotation.locations)
+    pieces = [
+        (_int(path, where, loc.offset, "location field 'offset'"), _int(path, where, loc.length, "location field 'length'"))
+        for loc in annotation.locations
+    ]
+    spans = sorted((offset, offset + length) for offset, length in pieces)
     start, end = spans[0][0], max(e for _, e in spans)
     if not 0 <= start < end <= len(text):
         raise FormatError(path, where, f"span {start}-{end} outside the document text (length {len(text)})")

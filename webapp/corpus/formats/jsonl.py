@@ -15,12 +15,20 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from webapp.corpus.formats.records import DocumentRecord, FormatError, LinkRecord, MentionRecord
+from webapp.corpus.formats.records import (
+    MAX_METADATA_DEPTH,
+    DocumentRecord,
+    FormatError,
+    LinkRecord,
+    MentionRecord,
+    deep_json_keys,
+)
 
 
 def read_jsonl(path: str | Path) -> Iterator[DocumentRecord]:
     try:
-        with open(path, encoding="utf-8", newline="") as fh:
+        # -sig: a byte-order mark (some editors write one) is not JSON, and not an error of the file.
+        with open(path, encoding="utf-8-sig", newline="") as fh:
             lines = list(enumerate(fh, start=1))
     except UnicodeDecodeError as exc:
         raise FormatError(path, "", f"not UTF-8 text ({exc.reason})") from exc
@@ -32,6 +40,11 @@ def read_jsonl(path: str | Path) -> Iterator[DocumentRecord]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise FormatError(path, where, f"not JSON ({exc.msg} at column {exc.colno})") from exc
+        except RecursionError:
+            # json gives up around a thousand levels down; name the top-level field that nests so deep.
+            keys = (deep_json_keys(line, MAX_METADATA_DEPTH + 1) or (0, []))[1]
+            field = f"field {keys[0]!r}" if keys else "the line"
+            raise FormatError(path, where, f"{field} is nested too deeply (more than {MAX_METADATA_DEPTH} levels)") from None
         yield _document(path, where, obj)
 
 
@@ -64,7 +77,10 @@ def _document(path: str | Path, where: str, obj: Any) -> DocumentRecord:
             if not nil and not concept_id:
                 raise FormatError(path, l_where, "a link needs a concept_id or nil: true")
             links.append(LinkRecord(part=_field(path, l_where, link, "part", int, 0), concept_id=concept_id, nil=nil))
-        part_texts = tuple(str(t) for t in _field(path, m_where, raw, "part_texts", list, []))
+        raw_parts = _field(path, m_where, raw, "part_texts", list, [])
+        if any(isinstance(t, (dict, list)) for t in raw_parts):
+            raise FormatError(path, m_where, "field 'part_texts' must be a list of texts")
+        part_texts = tuple(str(t) for t in raw_parts)
         mention_type = _field(path, m_where, raw, "type", str, "")
         mentions.append(MentionRecord(start, end, text[start:end], mention_type, tuple(links), part_texts, where=m_where))
     return DocumentRecord(str(doc_id), text, title, mentions, metadata, where)

@@ -3,7 +3,7 @@
 Offsets count the title, one space, then the abstract (characters, as Python strings count them). Reading
 goes through :func:`linker.data.iter_pubtator` (the one PubTator parser of the project); importing goes
 through :func:`webapp.corpus.importers.import_pubtator`. A text with line breaks cannot be written on one
-line: each break becomes a space, which keeps every offset.
+line: each break becomes a space, which keeps every offset. A UTF-8 byte-order mark opening a file is skipped (by ``linker.data.open_text``).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def read_pubtator(path: str | Path) -> Iterator[DocumentRecord]:
         if doc.occurrence > 1:
             metadata["repeat_of"] = doc.pmid
         yield DocumentRecord(external_id, doc.text, doc.title, mentions, metadata, f"line {doc.line}")
+
 
 
 def _one_line(text: str) -> str:

@@ -7,9 +7,15 @@ offsets in characters of :attr:`DocumentRecord.text` (never bytes), the ids as t
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+# Metadata nests a few levels in practice (PubTator relations: 3); far deeper JSON is refused by name rather
+# than met later as a RecursionError when it is encoded for PostgreSQL, deep inside the request's stack.
+MAX_METADATA_DEPTH = 64
 
 
 class FormatError(ValueError):
@@ -90,3 +96,64 @@ def links_from_ids(raw: str) -> tuple[LinkRecord, ...]:
         ids = "+".join(i.strip() for i in part.split("+") if i.strip())
         links.append(LinkRecord(part=index, concept_id=ids) if ids and ids != "-1" else LinkRecord(part=index, nil=True))
     return tuple(links)
+
+
+def has_nul(value: Any) -> bool:
+    """Whether a string, or any key or string inside a JSON value, holds NUL, which PostgreSQL cannot store."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return False
+
+
+def too_deep(value: Any, limit: int = MAX_METADATA_DEPTH) -> bool:
+    """Whether a JSON value nests objects and arrays more than ``limit`` levels (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+_JSON_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}:,\n]')
+
+
+def deep_json_keys(text: str, limit: int = MAX_METADATA_DEPTH) -> tuple[int, list[str]] | None:
+    """Where JSON ``text`` first nests deeper than ``limit``: (line, the object keys on the way there, outermost
+    first), or None. A scan of the tokens, for text :func:`json.loads` gave up on with a RecursionError."""
+    line = 1
+    keys: list[str | None] = []  # per open container, the key it is the value of
+    last_string: str | None = None
+    key: str | None = None
+    for match in _JSON_TOKENS.finditer(text):
+        token = match.group()
+        if token == "\n":
+            line += 1
+        elif token.startswith('"'):
+            last_string = token
+        elif token == ":":
+            try:
+                key = json.loads(last_string) if last_string else None
+            except ValueError:
+                key = None
+        elif token in "[{":
+            keys.append(key)
+            key = None
+            if len(keys) > limit:
+                return line, [k for k in keys if k is not None]
+        else:  # "," or a closing bracket: the key read last belongs to no container
+            key = None
+            if token in "]}" and keys:
+                keys.pop()
+    return None

@@ -22,10 +22,11 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db.models import Prefetch, QuerySet
 
+from webapp.core.inputs import check_label, input_path
 from webapp.corpus.formats import get_format
 from webapp.corpus.formats.brat import safe_name
 from webapp.corpus.formats.records import DocumentRecord, LinkRecord, MentionRecord
-from webapp.corpus.importers import import_pubtator
+from webapp.corpus.importers import COLLECTION_TITLE_MAX, import_pubtator
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.corpus.writer import DuplicateDocument, ImportReport, Progress, write_documents
 
@@ -144,10 +145,9 @@ def import_documents(
     and ``ValueError`` for bad arguments; nothing is written then.
     """
     spec = get_format(fmt)
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
+    path = input_path(path, folder=True)  # brat: a folder of .txt and .ann files will do
     _check_slug(collection_slug)
+    check_label(title, "collection title", COLLECTION_TITLE_MAX)
     dictionary_slug = dictionary_slug or _collection_dictionary(collection_slug)
     if spec.name == "pubtator":
         return import_pubtator(path, collection_slug=collection_slug, title=title, dictionary_slug=dictionary_slug, progress=progress)
@@ -169,6 +169,7 @@ def import_records(
 ) -> ImportReport:
     """Write records as documents, mentions and gold links; ``source`` names the file in errors."""
     _check_slug(collection_slug)
+    check_label(title, "collection title", COLLECTION_TITLE_MAX)
     batches = (records[i : i + RECORD_BATCH] for i in range(0, len(records), RECORD_BATCH))
     return write_documents(
         batches,
