@@ -14,6 +14,15 @@ SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 PASSWORD = "correct-horse-battery-staple"
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache() -> None:
+    """Each test starts from an empty cache: /healthz answers from it (webapp.core.health), and so do DRF's
+    throttles; the local-memory cache would otherwise carry one test's answers into the next."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The public data sets of ../shared/data; tests using them skip with a reason where it is absent."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -24,8 +25,15 @@ DEBUG = envbool("DEBUG", False)
 def _secret_key() -> str:
     key = envstr("SECRET_KEY")
     if key:
-        if len(key) < 32:
-            raise ImproperlyConfigured("SECRET_KEY must be at least 32 characters long")
+        # Django's deployment check (W009) wants 50 characters, 5 of them different, in production; a
+        # developer's machine (DEBUG on) may keep a shorter one, never below 32.
+        minimum = 32 if DEBUG else 50
+        if len(key) < minimum or len(set(key)) < 5:
+            when = "" if DEBUG else " when DEBUG is off"
+            raise ImproperlyConfigured(
+                f"SECRET_KEY must be at least {minimum} characters long, with at least 5 different characters{when} "
+                f"(it has {len(key)}); make one with: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+            )
         return key
     # No key given: one random key per installation, kept in the data folder (never committed, never a
     # shared default), so sessions survive restarts on a developer's machine.
@@ -56,6 +64,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
+    "axes",  # failed logins: lockout per username and address (see LOGIN_FAILURE_LIMIT below)
     "webapp.core",
     "webapp.vocab",
     "webapp.corpus",
@@ -73,8 +82,10 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    # Login everywhere except the login page, /healthz, static files and the token-authenticated API.
+    # Login everywhere except the login and password-reset pages, /healthz, static files and the API.
     "webapp.core.middleware.LoginRequiredMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "webapp.urls"
@@ -118,6 +129,34 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
+# --- failed logins (django-axes) ------------------------------------------------------------------
+# LOGIN_FAILURE_LIMIT wrong passwords for one username from one address lock that pair out for
+# LOGIN_LOCKOUT_MINUTES (the login page says so; POST /api/auth/token/ answers 429); a success resets the
+# count. Per pair, not per address alone, so that one user's typos never lock out colleagues behind the same
+# proxy. The axes backend comes first: it refuses a locked-out pair before the password is even checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+LOGIN_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 10, 1)
+LOGIN_LOCKOUT_MINUTES = envint("LOGIN_LOCKOUT_MINUTES", 15, 1)
+AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# A lockout lasts LOGIN_LOCKOUT_MINUTES from when it began, as the page promises; attempts during it don't extend it.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_CALLABLE = "webapp.core.lockout.lockout_response"
+AXES_USERNAME_CALLABLE = "webapp.core.lockout.lockout_username"  # cut to what axes stores: no 500 on a long one
+AXES_VERBOSE = False  # no banner on every manage.py command and worker start; failures are still logged
+
+# Password reset mails: with EMAIL_HOST set they go out through that SMTP server, otherwise they are written to
+# the server's log (the embedded local run has no mail server; an admin can read the link there).
+EMAIL_HOST = envstr("EMAIL_HOST")
+EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.console.EmailBackend"
+EMAIL_PORT = envint("EMAIL_PORT", 587, 1)
+EMAIL_HOST_USER = envstr("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", True)
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "el-workbench@localhost")
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
@@ -135,6 +174,27 @@ SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+# HTTPS in production (manage.py check --deploy): all off by default, since the embedded local run serves plain
+# HTTP on 127.0.0.1 and a browser remembers HSTS for the whole host. Behind a TLS-terminating proxy set
+# TRUST_X_FORWARDED_PROTO so Django sees the request was HTTPS (else SECURE_SSL_REDIRECT redirects forever).
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0, 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
+if envbool("TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# /healthz answers from Django's cache (the default, per-process local-memory cache: no CACHES is configured)
+# for this many seconds, so that many probes cost one worker ping; 0 checks on every request.
+HEALTHZ_CACHE_SECONDS = envint("HEALTHZ_CACHE_SECONDS", 5, 0)
+
+# --- limits on imported input (webapp.core.limits) -------------------------------------------------------
+IMPORT_MAX_UPLOAD_BYTES = envint("IMPORT_MAX_UPLOAD_BYTES", 100_000_000, 1)  # a file uploaded to the API
+IMPORT_MAX_DECOMPRESSED_BYTES = envint("IMPORT_MAX_DECOMPRESSED_BYTES", 200_000_000, 1)  # a zip's members, a .gz
+IMPORT_MAX_COMPRESSION_RATIO = envint("IMPORT_MAX_COMPRESSION_RATIO", 100, 1)  # text rarely packs 10:1; bombs 1000:1
+IMPORT_MAX_DOCUMENT_CHARS = envint("IMPORT_MAX_DOCUMENT_CHARS", 10_000_000, 1)  # one document, so any offset in it
+IMPORT_MAX_PATH_CHARS = envint("IMPORT_MAX_PATH_CHARS", 1000, 1)  # a server path, a zip member's name
 
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header makes DRF answer anonymous callers 401, not 403.
@@ -162,6 +222,8 @@ REST_FRAMEWORK = {
         "anon": f"{envint('API_THROTTLE_ANON_PER_MIN', 300, 1)}/min",
         "user": f"{envint('API_THROTTLE_USER_PER_MIN', 6000, 1)}/min",
         "link": f"{envint('API_THROTTLE_LINK_PER_MIN', 600, 1)}/min",
+        # POST /api/auth/token/ per client address, on top of the lockout per username and address.
+        "token": f"{envint('API_THROTTLE_TOKEN_PER_MIN', 30, 1)}/min",
     },
 }
 

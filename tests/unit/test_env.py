@@ -61,7 +61,7 @@ def test_settings_refuse_a_non_postgres_database() -> None:
 
 
 def test_settings_refuse_a_short_secret_key() -> None:
-    assert "SECRET_KEY must be at least 32 characters" in _settings_error(SECRET_KEY="short")
+    assert "SECRET_KEY must be at least 50 characters" in _settings_error(SECRET_KEY="short")
 
 
 def test_debug_is_off_by_default() -> None:

@@ -1,9 +1,9 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
 from webapp.api import indexes, training, views, word_vectors
+from webapp.api.token import ObtainTokenView
 
 app_name = "api"
 
@@ -25,8 +25,9 @@ urlpatterns = [
     path("dictionaries/upload/", views.DictionaryUploadView.as_view(), name="dictionary-upload"),
     path("link", views.LinkTextView.as_view(), name="link-text"),
     path("link/", views.LinkTextView.as_view(schema=None)),  # the same, for clients that add a slash
-    # Pipelines trade a username and password for a token (then send "Authorization: Token <key>").
-    path("auth/token/", obtain_auth_token, name="token"),
+    # Pipelines trade a username and password for a token (then send "Authorization: Token <key>");
+    # throttled, and locked out with the login page after too many failures.
+    path("auth/token/", ObtainTokenView.as_view(), name="token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),

@@ -1,11 +1,21 @@
-"""Health of the parts the workbench needs: the database, the broker, and a Celery worker that answers."""
+"""Health of the parts the workbench needs: the database, the broker, and a Celery worker that answers.
+
+The checks take up to a second (the worker ping waits that long for answers) and hold a web thread
+meanwhile, so :func:`cached_checks` answers from Django's cache for ``HEALTHZ_CACHE_SECONDS``: sixteen load
+balancers probing at once cost one ping, not sixteen threads kept from serving pages.
+"""
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db import connection
+
+CACHE_KEY = "healthz:checks"
 
 
 @dataclass(frozen=True)
@@ -51,3 +61,41 @@ def _worker() -> str:
 
 def run_checks() -> list[Check]:
     return [_timed("database", _database), _timed("broker", _broker), _timed("worker", _worker)]
+
+
+_refreshing = threading.Lock()
+# This process's latest answer and when it was taken, for probes that arrive while another thread refreshes.
+_last: tuple[float, list[Check]] | None = None
+# How much older than HEALTHZ_CACHE_SECONDS that answer may be: the checks' own time limits (a 2 s broker
+# connection, a 1 s ping) and a little more. An older one (a process idle for an hour) is not served.
+STALE_GRACE_S = 5.0
+
+
+def cached_checks() -> list[Check]:
+    """The checks, at most ``HEALTHZ_CACHE_SECONDS`` old; one thread of a process runs them when they expire.
+
+    Probes arriving while that thread runs them get the previous answer (a refresh old at most) instead of
+    waiting, or, on a cold start, wait for it rather than ping too. Failures are cached too: a dead worker
+    is exactly when the probes would otherwise pile up on one-second pings.
+    """
+    global _last
+    ttl = settings.HEALTHZ_CACHE_SECONDS
+    if ttl <= 0:
+        return run_checks()
+    checks: list[Check] | None = cache.get(CACHE_KEY)
+    if checks is not None:
+        return checks
+    previous = _last
+    recent = previous is not None and time.monotonic() - previous[0] < ttl + STALE_GRACE_S
+    if not _refreshing.acquire(blocking=not recent):
+        assert previous is not None
+        return previous[1]
+    try:
+        checks = cache.get(CACHE_KEY)  # another thread or process may have just refreshed it
+        if checks is None:
+            checks = run_checks()
+            cache.set(CACHE_KEY, checks, ttl)
+        _last = (time.monotonic(), checks)
+        return checks
+    finally:
+        _refreshing.release()

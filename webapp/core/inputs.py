@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from webapp.core import limits
+
 
 def input_path(path: str | Path, *, folder: bool = False) -> Path:
     """``path`` once it names a file (or, with ``folder``, a file or a folder); ``FileNotFoundError`` if it
-    names nothing, ``ValueError`` if the system refuses to look (a name too long, a folder it may not read)."""
+    names nothing, ``ValueError`` if the system refuses to look (a name too long, a folder it may not read),
+    or if it is over a size limit (a path longer than IMPORT_MAX_PATH_CHARS, a ``.gz`` file that inflates past
+    IMPORT_MAX_DECOMPRESSED_BYTES: see :mod:`webapp.core.limits`)."""
+    limits.check_path(path)
     path = Path(path)
     try:
         found = path.is_file() or (folder and path.is_dir())
@@ -21,6 +26,8 @@ def input_path(path: str | Path, *, folder: bool = False) -> Path:
         raise ValueError(f"{path}: cannot open the file ({exc.strerror or exc})") from None
     if not found:
         raise FileNotFoundError(f"{path}: no such file")
+    if path.suffix == ".gz" and path.is_file():  # the readers inflate .gz files as they go (linker.data.open_text)
+        limits.check_gzip(path)
     return path
 
 

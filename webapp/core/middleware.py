@@ -1,4 +1,4 @@
-"""Login required everywhere except the login page, the health check, static files and the API.
+"""Login required everywhere except the login and password-reset pages, the health check, static files and the API.
 
 The API is left to DRF's own authentication and permission classes so that anonymous API requests get
 401/403 (a pipeline must not receive an HTML login page), while browser pages redirect to login.
@@ -12,8 +12,10 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 
-OPEN_PATHS = ("/accounts/login/", "/healthz")
-OPEN_PREFIXES = ("/static/", "/api/")
+# Password reset is for those who cannot log in: its form, the "mail sent" page, the link from the mail
+# (/accounts/reset/<uid>/<token>/) and the "done" page. Changing a password (password_change) stays behind login.
+OPEN_PATHS = ("/accounts/login/", "/healthz", "/accounts/password_reset/", "/accounts/password_reset/done/")
+OPEN_PREFIXES = ("/static/", "/api/", "/accounts/reset/")
 
 
 class LoginRequiredMiddleware:

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET
 from django_htmx.http import HttpResponseStopPolling
 
 from webapp.core.decorators import admin_required
-from webapp.core.health import run_checks
+from webapp.core.health import cached_checks
 from webapp.core.models import ImportJob
 from webapp.core.roles import is_curator
 from webapp.corpus.selectors import collection_summaries
@@ -18,8 +18,9 @@ from webapp.vocab.selectors import dictionary_summaries
 @require_GET
 @never_cache
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Open to anonymous callers (load balancers); says only what is up, never configuration secrets."""
-    checks = run_checks()
+    """Open to anonymous callers (load balancers); says only what is up, never configuration secrets.
+    Answered from a cache a few seconds old (HEALTHZ_CACHE_SECONDS), so that probes cannot crowd out pages."""
+    checks = cached_checks()
     ok = all(c.ok for c in checks)
     body = {"status": "ok" if ok else "fail", "checks": {c.name: {"ok": c.ok, "ms": c.ms} | ({} if c.ok else {"error": c.detail}) for c in checks}}
     return JsonResponse(body, status=200 if ok else 503)

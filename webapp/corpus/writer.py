@@ -29,6 +29,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from linker.data import ParseError
+from webapp.core import limits
 from webapp.corpus.formats.records import (
     MAX_METADATA_DEPTH,
     DocumentRecord,
@@ -240,6 +241,11 @@ class DocumentWriter:
         """Refuse, naming the line or element, what the database would refuse for some row of a batch."""
         if not record.external_id or len(record.external_id) > _EXTERNAL_ID_MAX:
             raise self._refused(record, None, f"a document id must have 1 to {_EXTERNAL_ID_MAX} characters ({record.external_id[:40]!r})")
+        # Every format (and POST /api/documents/) comes through here: one place bounds what a page, the
+        # linker and an export will later hold in memory for one document.
+        too_long = limits.document_chars_over("the document text is", len(record.text))
+        if too_long:
+            raise self._refused(record, None, too_long)
         # PostgreSQL stores no NUL character (text or jsonb): named here, not as a database error about a batch.
         for name, value in (("id", record.external_id), ("title", record.title), ("text", record.text), ("metadata", record.metadata)):
             if has_nul(value):

@@ -20,6 +20,7 @@ from django.utils import timezone
 from linker.data import ConceptRecord, ParseError, Synonym, open_text
 from linker.text import normalize
 from webapp.vocab.copy import copy_rows, max_length
+from webapp.vocab.hierarchy import hierarchy_cycles
 from webapp.vocab.models import (
     Concept,
     DictionaryVersion,
@@ -172,6 +173,21 @@ class VersionWriter:
             )
         if loops:
             self.report.warnings.append(f"skipped {loops} {IS_A} edges from a term to itself")
+        self._warn_cycles(list(rows))
+
+    def _warn_cycles(self, edges: list[tuple[int, int]]) -> None:
+        """A cycle (A is_a B is_a A) is kept as written, since walks up the hierarchy stop where they repeat, but
+        it is an error of the ontology a curator should hear about: it makes A and B each other's ancestors."""
+        cycles = hierarchy_cycles(edges)
+        if not cycles:
+            return
+        concept_id = {pk: cid for cid, pk in self.pk_by_id.items()}
+        examples = sorted(" -> ".join(concept_id[pk] for pk in cycle) for cycle in cycles)
+        shown = "; ".join(examples[:3]) + ("; ..." if len(examples) > 3 else "")
+        self.report.warnings.append(
+            f"the {IS_A} hierarchy has {len(cycles)} cycle{'s' if len(cycles) > 1 else ''}, terms that are their own "
+            f"ancestors ({shown}); the edges were kept as written"
+        )
 
     def _write_known_types(self) -> None:
         if not self.pending_types:

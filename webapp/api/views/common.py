@@ -21,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webapp.api.serializers import ImportReportSerializer
+from webapp.core import limits
 from webapp.corpus.formats import FORMATS
 from webapp.corpus.formats.services import export_documents
 from webapp.corpus.importers import ImportReport
@@ -83,6 +84,27 @@ def export_response(request: Request, documents: QuerySet[Document], stem: str) 
     response = HttpResponse(export.content, content_type=export.content_type)
     response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
     return response
+
+
+# What a multipart body carries besides the file (boundaries, headers, the other fields).
+_MULTIPART_SLACK = 64 * 1024
+
+
+def check_upload_request(request: Request) -> None:
+    """Refuse a body over IMPORT_MAX_UPLOAD_BYTES by its Content-Length, before the body is read (call this
+    before ``request.data``); :func:`check_upload` checks the file itself for bodies sent without a length."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return  # Django refuses a malformed length itself when it reads the body
+    if length > limits.limit(limits.UPLOAD_BYTES) + _MULTIPART_SLACK:
+        raise ValidationError({"file": [limits.over("the request body is", length, limits.UPLOAD_BYTES, "bytes")]})
+
+
+def check_upload(upload: UploadedFile) -> None:
+    if (upload.size or 0) > limits.limit(limits.UPLOAD_BYTES):
+        name = Path(upload.name or "upload").name
+        raise ValidationError({"file": [limits.over(f"{name} is", upload.size or 0, limits.UPLOAD_BYTES, "bytes")]})
 
 
 def save_upload(upload: UploadedFile, folder: Path) -> Path:

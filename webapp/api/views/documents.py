@@ -35,6 +35,8 @@ from webapp.api.views.common import (
     EXPORT_RESPONSES,
     Pagination,
     RejectNulMixin,
+    check_upload,
+    check_upload_request,
     export_response,
     import_report,
     save_upload,
@@ -73,9 +75,11 @@ class CollectionViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOn
     def upload(self, request: Request, slug: str | None = None) -> Response:
         """Import a file (documents, with their gold mentions and links where it has them) in one transaction."""
         collection = self.get_object()
+        check_upload_request(request)  # before request.data: an oversized body is refused unread
         data = UploadSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
+        check_upload(v["file"])
         with tempfile.TemporaryDirectory(prefix="upload-") as tmp:
             path = save_upload(v["file"], Path(tmp))
             try:

@@ -24,9 +24,12 @@ from webapp.api.serializers import (
 )
 from webapp.api.views.common import (
     RejectNulMixin,
+    check_upload,
+    check_upload_request,
     save_upload,
 )
 from webapp.core.jobs import queue_import
+from webapp.core.limits import LimitExceeded, check_path
 from webapp.core.models import ImportJob
 
 
@@ -42,6 +45,10 @@ class ImportJobViewSet(RejectNulMixin, mixins.CreateModelMixin, mixins.RetrieveM
         data = ImportRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
+        try:
+            check_path(v["path"])
+        except LimitExceeded as exc:
+            raise ValidationError({"path": [str(exc)]}) from None
         try:
             readable = Path(v["path"]).is_file()
         except OSError as exc:  # a name longer than the file system allows raises instead of answering False
@@ -69,9 +76,11 @@ class DictionaryUploadView(RejectNulMixin, GenericAPIView):
 
     @extend_schema(request=DictionaryUploadSerializer, responses={202: ImportJobSerializer, 400: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
+        check_upload_request(request)  # before request.data: an oversized body is refused unread
         data = DictionaryUploadSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
+        check_upload(v["file"])
         # The shared artifact volume: the worker that runs the import may be on another machine.
         folder = Path(settings.ARTIFACT_ROOT) / "uploads" / uuid.uuid4().hex
         folder.mkdir(parents=True)

@@ -20,6 +20,7 @@ import bioc
 from bioc import biocjson, biocxml
 from lxml import etree
 
+from webapp.core import limits
 from webapp.corpus.formats.records import (
     MAX_METADATA_DEPTH,
     DocumentRecord,
@@ -87,7 +88,10 @@ def _int(path: str | Path, where: str, value: object, name: str) -> int:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
-        return int(value)
+        try:
+            return int(value)
+        except ValueError:  # more digits than Python converts (4,300): no offset anyway
+            pass
     raise FormatError(path, where, f"{name} must be an integer (found {value!r})")
 
 
@@ -138,6 +142,9 @@ def _text(path: str | Path, where: str, document: bioc.BioCDocument) -> tuple[st
         key=lambda item: item[0],
     )
     for rank, (offset, number, passage) in enumerate(placed, start=1):
+        # Checked before the gap before the passage is filled with spaces: an offset of 300,000,000 would
+        # otherwise be a 300M-character document (or, at 1e12, a MemoryError).
+        _check_length(path, f"{where} / passage {number}", "field 'offset' is", offset)
         body = passage.text
         if body is None:
             # A passage split into sentences carries its text there, each sentence at its own offset.
@@ -152,11 +159,21 @@ def _text(path: str | Path, where: str, document: bioc.BioCDocument) -> tuple[st
             raise FormatError(path, f"{where} / passage {number}", f"passage at offset {offset} overlaps the text before it (which ends at {len(text)})")
         if rank == 1 and offset == 0 and str(passage.infons.get("type", "")).lower() in TITLE_TYPES:
             title = body
+        _check_length(path, f"{where} / passage {number}", "the text up to the end of the passage is", offset + len(body))
         text = text + " " * (offset - len(text)) + body
     return text, title
 
 
+def _check_length(path: str | Path, where: str, subject: str, chars: int) -> None:
+    """Refuse an offset or a text past IMPORT_MAX_DOCUMENT_CHARS, naming the document and passage."""
+    problem = limits.document_chars_over(subject, chars)
+    if problem:
+        raise FormatError(path, where, problem)
+
+
 def _place(path: str | Path, where: str, body: str, base: int, offset: int, piece: str) -> str:
+    _check_length(path, where, "a sentence's field 'offset' is", offset)
+    _check_length(path, where, "the text up to the end of a sentence is", offset + len(piece))
     at = offset - base
     if at < len(body):
         raise FormatError(path, where, f"sentence at offset {offset} overlaps the sentence before it")

@@ -12,9 +12,11 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
+from webapp.core import limits
 from webapp.corpus.formats.records import DocumentRecord, FormatError, LinkRecord, MentionRecord
 
 _TEXT_BOUND = re.compile(r"^(T\d+)\t(\S+) (\d+ \d+(?:;\d+ \d+)*)\t(.*)$")
@@ -43,12 +45,25 @@ def _pairs(path: Path) -> Iterator[tuple[str, str, str | None]]:
     except zipfile.BadZipFile as exc:
         raise FormatError(path, "", f"expected a zip archive of .txt and .ann files ({exc})") from exc
     with archive:
+        # A zip bomb (a few hundred KB that inflate to GBs) is refused on the sizes its members declare,
+        # before a byte is inflated; the budget then counts what reading really inflates.
+        limits.check_zip(path, archive)
+        budget = limits.ByteBudget(path)
         names = set(archive.namelist())
         for name in sorted(n for n in names if n.endswith(".txt") and not n.startswith("__MACOSX/")):
             ann = name[:-4] + ".ann"
-            yield name, _decode(path, name, archive.read(name)), (
-                _decode(path, ann, archive.read(ann)) if ann in names else None
+            yield name, _decode(path, name, _member(path, archive, name, budget)), (
+                _decode(path, ann, _member(path, archive, ann, budget)) if ann in names else None
             )
+
+
+def _member(path: Path, archive: zipfile.ZipFile, name: str, budget: limits.ByteBudget) -> bytes:
+    try:
+        return budget.read(archive, name)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:  # a damaged member, or a CRC that does not match
+        raise FormatError(path, name, f"damaged zip member ({exc})") from exc
+    except (NotImplementedError, RuntimeError) as exc:  # an unsupported compression method, an encrypted member
+        raise FormatError(path, name, f"cannot read the zip member ({exc})") from exc
 
 
 def _decode(path: Path, name: str, data: bytes) -> str:
