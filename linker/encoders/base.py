@@ -21,10 +21,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["NameEncoder", "ENCODER_CONFIG", "ENCODER_KINDS", "encoder_kind", "is_transformer"]
+__all__ = ["NameEncoder", "ENCODER_CONFIG", "ENCODER_KINDS", "WORD_VECTORS_FOLDER", "encoder_kind", "is_transformer",
+           "save_word_vector_encoder", "read_word_vector_encoder"]
 
 ENCODER_CONFIG = "encoder.json"
 ENCODER_KINDS = ("transformer", "bne", "dan")
+WORD_VECTORS_FOLDER = "wordvectors"  # the word vectors inside a BNE or DAN encoder folder
 
 
 @runtime_checkable
@@ -54,3 +56,30 @@ def encoder_kind(folder: str | Path) -> str:
 
 def is_transformer(encoder: object) -> bool:
     return getattr(encoder, "kind", None) == "transformer"
+
+
+def save_word_vector_encoder(folder: str | Path, module: Any, weights: str, meta: dict[str, Any]) -> None:
+    """The folder of an encoder over word vectors (BNE, DAN): ``encoder.json`` (``meta``, with its ``kind``),
+    the module's weights in ``weights`` and its word vectors under ``wordvectors/``."""
+    import torch
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    module.word_vectors.save(folder / WORD_VECTORS_FOLDER)
+    torch.save({k: v.detach().cpu() for k, v in module.state_dict().items()}, folder / weights)
+    (folder / ENCODER_CONFIG).write_text(json.dumps(meta, indent=2, default=str) + "\n")
+
+
+def read_word_vector_encoder(folder: str | Path, kind: str, weights: str) -> tuple[dict[str, Any], Any, dict[str, Any]]:
+    """(``encoder.json``, word vectors, weights) of a folder written by :func:`save_word_vector_encoder`;
+    ``ValueError`` naming the folder when it holds another kind of encoder."""
+    import torch
+
+    from linker.encoders.wordvec import WordVectors
+
+    folder = Path(folder)
+    meta: dict[str, Any] = json.loads((folder / ENCODER_CONFIG).read_text())
+    if meta.get("kind") != kind:
+        raise ValueError(f"{folder}: encoder kind {meta.get('kind')!r}, not {kind!r}")
+    state = torch.load(folder / weights, map_location="cpu", weights_only=True)
+    return meta, WordVectors.load(folder / WORD_VECTORS_FOLDER), state

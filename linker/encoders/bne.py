@@ -42,7 +42,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from linker.encoders.base import ENCODER_CONFIG
+from linker.encoders.base import read_word_vector_encoder, save_word_vector_encoder
 from linker.encoders.wordvec import WordVectors, tokenize
 
 __all__ = ["BNEConfig", "BNEEncoder", "FAST_BNE"]
@@ -51,7 +51,6 @@ _CHARS = "abcdefghijklmnopqrstuvwxyz0123456789"
 _CHAR_ID = {ch: i + 1 for i, ch in enumerate(_CHARS)}  # 0 pads; len(_CHARS) + 1 is any other character
 _UNKNOWN_CHAR = len(_CHARS) + 1
 _WEIGHTS = "bne.pt"
-_WORD_VECTORS = "wordvectors"
 # Inference batches, chosen for a CPU rather than taken from the caller's batch_size (a transformer's
 # memory hint): recurrent steps run over 512 rows, whose gate tensors stay in the core's cache (measured
 # 1.6x faster than 20,000 rows), and the words' input projections over 4,096 rows.
@@ -401,20 +400,13 @@ class BNEEncoder(nn.Module):
 
     def save(self, folder: str | Path) -> None:
         """``encoder.json`` (kind, configuration, dimension), ``bne.pt`` (weights) and ``wordvectors/``."""
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        self.word_vectors.save(folder / _WORD_VECTORS)
-        torch.save({k: v.detach().cpu() for k, v in self.state_dict().items()}, folder / _WEIGHTS)
-        meta = {"kind": self.kind, "config": asdict(self.config), "dim": self.dim,
-                "word_vectors": self.word_vectors.describe(), "fingerprint": self.fingerprint()}
-        (folder / ENCODER_CONFIG).write_text(json.dumps(meta, indent=2, default=str) + "\n")
+        save_word_vector_encoder(folder, self, _WEIGHTS, {
+            "kind": self.kind, "config": asdict(self.config), "dim": self.dim,
+            "word_vectors": self.word_vectors.describe(), "fingerprint": self.fingerprint()})
 
     @classmethod
     def load(cls, folder: str | Path) -> BNEEncoder:
-        folder = Path(folder)
-        meta = json.loads((folder / ENCODER_CONFIG).read_text())
-        if meta.get("kind") != cls.kind:
-            raise ValueError(f"{folder}: encoder kind {meta.get('kind')!r}, not {cls.kind!r}")
-        encoder = cls(WordVectors.load(folder / _WORD_VECTORS), BNEConfig.from_dict(meta.get("config", {})))
-        encoder.load_state_dict(torch.load(folder / _WEIGHTS, map_location="cpu", weights_only=True))
+        meta, vectors, state = read_word_vector_encoder(folder, cls.kind, _WEIGHTS)
+        encoder = cls(vectors, BNEConfig.from_dict(meta.get("config", {})))
+        encoder.load_state_dict(state)
         return encoder.eval()

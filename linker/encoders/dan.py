@@ -28,7 +28,6 @@ training name once per epoch. :meth:`DANConfig.paper` gives the paper's width fo
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -38,13 +37,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from linker.encoders.base import ENCODER_CONFIG
+from linker.encoders.base import WORD_VECTORS_FOLDER, read_word_vector_encoder, save_word_vector_encoder
 from linker.encoders.wordvec import WordVectors, tokenize
 
 __all__ = ["DANConfig", "DANEncoder", "WEIGHTS", "WORD_VECTORS"]
 
 WEIGHTS = "dan.pt"
-WORD_VECTORS = "wordvectors"
+WORD_VECTORS = WORD_VECTORS_FOLDER
 _FORMAT = 1
 
 
@@ -172,22 +171,11 @@ class DANEncoder(nn.Module):
     def save(self, folder: str | Path) -> None:
         """``encoder.json`` (kind ``dan``, the config), ``dan.pt`` (the network's weights) and the word
         vectors under ``wordvectors/``: everything :meth:`load` needs."""
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        state = {k: v.detach().cpu() for k, v in self.state_dict().items()}
-        torch.save(state, folder / WEIGHTS)
-        self.word_vectors.save(folder / WORD_VECTORS)
-        payload = self.describe() | {"fingerprint": self.fingerprint()}
-        (folder / ENCODER_CONFIG).write_text(json.dumps(payload, indent=2, default=str) + "\n")
+        save_word_vector_encoder(folder, self, WEIGHTS, self.describe() | {"fingerprint": self.fingerprint()})
 
     @classmethod
     def load(cls, folder: str | Path) -> DANEncoder:
-        folder = Path(folder)
-        payload = json.loads((folder / ENCODER_CONFIG).read_text())
-        if payload.get("kind") != cls.kind:
-            raise ValueError(f"{folder}: not a DAN encoder (kind {payload.get('kind')!r})")
-        config = DANConfig(**payload.get("config", {}))
-        encoder = cls(WordVectors.load(folder / WORD_VECTORS), config)
-        encoder.load_state_dict(torch.load(folder / WEIGHTS, map_location="cpu", weights_only=True))
-        encoder.eval()
-        return encoder
+        payload, vectors, state = read_word_vector_encoder(folder, cls.kind, WEIGHTS)
+        encoder = cls(vectors, DANConfig(**payload.get("config", {})))
+        encoder.load_state_dict(state)
+        return encoder.eval()
