@@ -10,9 +10,11 @@ of GPU each. With it false the task is failed and acknowledged, and the run is f
 with "worker lost"; an admin starts a new run deliberately. The soft time limit ends a run ``failed`` with
 "time limit exceeded"; the hard limit (one minute later) is the sweep's case.
 
-The sweep (:func:`webapp.training.runs.recover_stale_runs`) runs in the workers only: when a worker starts,
-and every minute as :func:`sweep_stale_runs` on the beat schedule (``webapp.celery``), on the default queue
-so that a gpu worker busy with a long run does not hold it up.
+The sweep (:func:`webapp.training.runs.recover_stale_runs`) runs in the workers and the launcher, never in a
+web request: every 5 s in a thread of each worker's main process and of ``python -m webapp.launcher``
+(:mod:`webapp.training.sweeper`, the fast path: a killed worker's run fails within about 25 s), and every
+minute as :func:`sweep_stale_runs` on the beat schedule (``webapp.celery``), the slow path, on the default
+queue so that a gpu worker busy with a long run does not hold it up.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Tasks live in the top-level ``tasks`` package, take ids, and call service functions. The beat schedule
 (run by exactly one process: the launcher's worker with ``-B``, the ``beat`` service in docker/compose.yml)
-queues the periodic housekeeping: the sweep that fails training runs whose worker died.
+queues the periodic housekeeping: the sweep that fails training runs whose worker died, and the sweep that queues
+again the jobs whose task message the broker lost (webapp.core.sweep).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
-SWEEP_EVERY_S = 60.0  # a dead worker's run is failed within STALE_AFTER (webapp.training.models) + this
+# The beat's sweeps: the slow path behind the workers' own 5 s stale-run thread (webapp.training.sweeper) and
+# the lost-message sweep of queued jobs (webapp.core.sweep).
+SWEEP_EVERY_S = 60.0
 
 app = Celery("workbench")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -22,6 +25,7 @@ app.conf.task_queues = (Queue("default"), Queue("gpu"))
 # Exact names win over patterns: the sweep must not wait behind a long run on the gpu queue.
 app.conf.task_routes = {
     "tasks.training.sweep_stale_runs": {"queue": "default"},
+    "tasks.jobs.*": {"queue": "default"},
     "tasks.training.*": {"queue": "gpu"},
     "tasks.indexing.*": {"queue": "gpu"},
 }
@@ -32,6 +36,11 @@ app.conf.beat_schedule = {
         # A sweep nobody ran within its minute is superseded by the next one.
         "options": {"queue": "default", "expires": SWEEP_EVERY_S},
     },
+    "sweep-queued-jobs": {
+        "task": "tasks.jobs.sweep_queued_jobs",
+        "schedule": SWEEP_EVERY_S,
+        "options": {"queue": "default", "expires": SWEEP_EVERY_S},
+    },
 }
 # Explicit task modules: the tasks package sits outside the Django apps, so autodiscovery would miss it.
-app.conf.include = ["tasks.health", "tasks.imports", "tasks.indexing", "tasks.curation", "tasks.training"]
+app.conf.include = ["tasks.health", "tasks.imports", "tasks.indexing", "tasks.curation", "tasks.training", "tasks.jobs"]

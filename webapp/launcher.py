@@ -7,6 +7,12 @@ With no DATABASE_URL / CELERY_BROKER_URL it starts (or reuses) the embedded Post
 loads the demo data (or imports a data folder), makes sure an admin account exists, starts one Celery
 worker (queues default and gpu, with the beat schedule embedded) and the web server, prints the URL and the admin login, and stops the
 worker and the web server on Ctrl-C.
+
+A worker that dies is restarted (:class:`Supervisor`): after 1 s, then 2, 4 ... up to 30 s while it keeps
+dying within a minute of starting, each restart said on the terminal; after 5 such crashes in a row it is
+left stopped with a message saying so, and the web server keeps serving. Only the web server stopping ends
+the run command. The launcher also sweeps stale training runs itself (:mod:`webapp.training.sweeper`), so
+a run whose worker died is failed within 25 s even while no worker runs.
 """
 
 from __future__ import annotations
@@ -18,7 +24,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from webapp import embedded
 
@@ -116,15 +125,194 @@ def _zero_shot_encoder():  # type: ignore[no-untyped-def]
     return encoder
 
 
-def _wait_for_worker(timeout: float = 60.0) -> bool:
+def _wait_for_worker(timeout: float = 60.0, alive: Callable[[], bool] = lambda: True) -> bool:
     from webapp.celery import app
 
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and alive():
         if app.control.ping(timeout=1.0):
             return True
         time.sleep(0.5)
     return False
+
+
+# --- supervision ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RestartPolicy:
+    """When a dead worker is started again, and when the launcher stops trying.
+
+    A worker that dies within ``fast_crash_s`` of starting crashed fast: the delay before the next start
+    doubles from ``first_delay_s`` up to ``max_delay_s``, and after ``give_up_after`` fast crashes in a row it
+    is left stopped. One that ran longer is restarted after ``first_delay_s``, its count starting again.
+    """
+
+    first_delay_s: float = 1.0
+    max_delay_s: float = 30.0
+    fast_crash_s: float = 60.0
+    give_up_after: int = 5
+
+    def delay(self, fast_crashes: int) -> float:
+        return min(self.max_delay_s, self.first_delay_s * 2 ** max(0, fast_crashes - 1))
+
+
+class Child:
+    """One command the launcher runs. ``own_group``: in a process group of its own, so that when it dies, or is
+    stopped, what it forked goes too (a Celery worker's pool processes and embedded beat: left behind they
+    would keep a killed run's task, or a second beat, alive beside the restarted worker)."""
+
+    def __init__(self, name: str, argv: list[str], log: Path | None = None, own_group: bool = False,
+                 cwd: Path = PROJECT_ROOT) -> None:
+        self.name, self.argv, self.log, self.own_group, self.cwd = name, argv, log, own_group, cwd
+        self.process: subprocess.Popen[bytes] | None = None
+        self.started_at = 0.0
+        self.terminating = False
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
+    def start(self, now: float, note: str = "") -> None:
+        out: IO[Any] | None = open(self.log, "ab") if self.log is not None else None  # the child keeps its own copy
+        try:
+            if out is not None and note:
+                out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} launcher: {note} ---\n".encode())
+                out.flush()
+            self.terminating = False
+            self.process = subprocess.Popen(
+                self.argv, cwd=self.cwd, stdout=out, stderr=subprocess.STDOUT if out is not None else None,
+                start_new_session=self.own_group,
+            )
+        finally:
+            if out is not None:
+                out.close()
+        self.started_at = now
+
+    def poll(self) -> int | None:
+        """The exit code once it has stopped; None while it runs (or before it was started)."""
+        return self.process.poll() if self.process is not None else None
+
+    def kill_leftovers(self) -> None:
+        """Kill what is left of its process group (its own group only: never the launcher's)."""
+        if self.process is not None and self.own_group:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def terminate(self) -> None:
+        """Ask it to stop (SIGTERM), once."""
+        if self.process is not None and self.process.poll() is None and not self.terminating:
+            self.terminating = True
+            self.process.terminate()
+
+    def stop(self, timeout: float = 20.0) -> None:
+        """Stop it: SIGTERM, then SIGKILL after ``timeout`` seconds; and what is left of its group."""
+        if self.process is None:
+            return
+        self.terminate()
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=5)
+        self.kill_leftovers()
+
+
+def _how_it_ended(code: int) -> str:
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def _say(message: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
+
+
+class Supervisor:
+    """Keeps the web server and the worker running: a dead worker is restarted under ``policy`` (or given up
+    on), while the web server serves on; :meth:`step` says when supervision must end (the web server stopped).
+
+    ``clock`` (seconds, monotonic) and the children are injectable: the tests drive it with a fake clock.
+    """
+
+    def __init__(self, web: Child, worker: Child, policy: RestartPolicy = RestartPolicy(),
+                 say: Callable[[str], None] = _say, clock: Callable[[], float] = time.monotonic,
+                 hint: str = "") -> None:
+        self.web, self.worker, self.policy, self.say, self.clock, self.hint = web, worker, policy, say, clock, hint
+        self.fast_crashes = 0  # in a row
+        self.restarts = 0
+        self.restart_at: float | None = None
+        self.gave_up = False
+        self.stopping = False
+
+    def start(self) -> None:
+        now = self.clock()
+        self.worker.start(now, "worker started")
+        self.web.start(now)
+
+    def step(self) -> str | None:
+        """One look at both children; returns why the run must end (the web server stopped), else None."""
+        code = self.web.poll()
+        if code is not None:
+            return f"the web server {_how_it_ended(code)}"
+        if self.gave_up or self.stopping:
+            return None
+        now = self.clock()
+        if self.restart_at is not None:
+            if now >= self.restart_at:
+                self.restart_at = None
+                self.restarts += 1
+                try:
+                    self.worker.start(now, f"worker restarted (restart {self.restarts})")
+                except OSError as exc:  # no process could be made (out of memory, of pids): a crash like any other
+                    self._crashed(now, f"could not be started ({exc})", 0.0)
+                else:
+                    self.say(f"worker restarted (pid {self.worker.pid}, restart {self.restarts})")
+            return None
+        code = self.worker.poll()
+        if code is None:
+            return None
+        self.worker.kill_leftovers()
+        self._crashed(now, _how_it_ended(code), now - self.worker.started_at)
+        return None
+
+    def _crashed(self, now: float, how: str, ran: float) -> None:
+        """The worker is gone: schedule its restart after the policy's delay, or give up on it."""
+        self.fast_crashes = self.fast_crashes + 1 if ran < self.policy.fast_crash_s else 0
+        if self.fast_crashes >= self.policy.give_up_after:
+            self.gave_up = True
+            self.say(
+                f"worker {how} after {ran:.0f} s: it crashed {self.fast_crashes} times in a row, "
+                f"each within {self.policy.fast_crash_s:.0f} s of starting, so it is not restarted again. "
+                f"The web server is still serving{self.hint}; imports, training and suggestions wait for a worker "
+                "(see the worker log, fix the cause, then restart the run command)."
+            )
+            return
+        delay = self.policy.delay(self.fast_crashes)
+        self.restart_at = now + delay
+        self.say(f"worker {how} after {ran:.0f} s; restarting it in {delay:.0f} s "
+                 f"(restart {self.restarts + 1}; the web server keeps serving)")
+
+    def stop(self) -> None:
+        self.stopping, self.restart_at = True, None  # no restart once stopping
+        for child in (self.web, self.worker):  # both at once, then wait for each
+            child.terminate()
+        for child in (self.web, self.worker):
+            child.stop()
+
+
+def supervise(supervisor: Supervisor, tick: float = 0.5, sleep: Callable[[float], None] = time.sleep) -> str:
+    """Step ``supervisor`` every ``tick`` seconds until the web server stops; returns why it did."""
+    while True:
+        reason = supervisor.step()
+        if reason is not None:
+            return reason
+        sleep(tick)
 
 
 def run(data: Path | None, host: str, port: int, workers: int) -> int:
@@ -134,49 +322,46 @@ def run(data: Path | None, host: str, port: int, workers: int) -> int:
     logs = embedded.data_dir() / "log"
     logs.mkdir(exist_ok=True)
     python = sys.executable
-    worker = subprocess.Popen(
+    worker = Child(
+        "worker",
         # -B: the one worker also runs the beat schedule (webapp.celery: the stale training run sweep).
         [python, "-m", "celery", "-A", "webapp", "worker", "-Q", "default,gpu", "-c", "1", "-n", "worker@%h", "-B",
          "-s", str(embedded.data_dir() / "celerybeat-schedule"), "--loglevel", "INFO"],
-        cwd=PROJECT_ROOT,
-        stdout=open(logs / "worker.log", "ab"),
-        stderr=subprocess.STDOUT,
+        log=logs / "worker.log", own_group=True,
     )
-    web = subprocess.Popen(
+    web = Child(
+        "web",
         [python, "-m", "gunicorn", "webapp.wsgi", "--bind", f"{host}:{port}", "--workers", str(workers), "--threads", "4",
          "--access-logfile", str(logs / "access.log"), "--error-logfile", str(logs / "web.log"), "--timeout", "120"],
-        cwd=PROJECT_ROOT,
     )
-    children = [web, worker]
+    supervisor = Supervisor(web, worker, hint=f" at http://{host}:{port}/")
+    supervisor.start()
 
-    def stop(*_: object) -> None:
-        for child in children:
-            if child.poll() is None:
-                child.terminate()
-        for child in children:
-            try:
-                child.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                child.kill()
+    def on_sigterm(*_: object) -> None:
+        supervisor.stop()
+        sys.exit(0)
 
-    signal.signal(signal.SIGTERM, lambda *a: (stop(), sys.exit(0)))
-    worker_ok = _wait_for_worker()
+    signal.signal(signal.SIGTERM, on_sigterm)
+
+    from webapp.training.sweeper import start_sweeper
+
+    start_sweeper()  # a dead worker's run is failed even while its worker restarts, or after giving up on it
+    worker_ok = _wait_for_worker(alive=lambda: worker.poll() is None)
     print()
     print(f"  EL Workbench is running at http://{host}:{port}/")
     print(f"  Log in as {username!r} with password {password!r}")
     print(f"  Worker: {'ready' if worker_ok else 'NOT answering, see ' + str(logs / 'worker.log')}; logs in {logs}")
+    print("  A worker that dies is restarted; the web server keeps serving meanwhile.")
     print("  Press Ctrl-C to stop (the embedded database keeps running; `python -m webapp.launcher stop` ends it).")
     print(flush=True)
     try:
-        while all(child.poll() is None for child in children):
-            time.sleep(1)
-        failed = [c.args[2] if len(c.args) > 2 else c.args for c in children if c.poll() is not None]
-        print(f"A process stopped unexpectedly: {failed}; see {logs}", file=sys.stderr)
+        reason = supervise(supervisor)
+        print(f"{reason}; stopping the worker too. See {logs}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 0
     finally:
-        stop()
+        supervisor.stop()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -208,6 +208,8 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
+    # The task queue unreachable while queueing a job: 503 with the reason (webapp.core.queue.QueueUnavailable).
+    "EXCEPTION_HANDLER": "webapp.api.exceptions.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     # REST API issue: OpenAPI 3 schema, django-filter filtering, and throttling (per user, per anonymous IP,
@@ -250,6 +252,19 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = envint("CELERY_TASK_TIME_LIMIT", 6 * 3600, 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Publishing fails fast when Redis is down or silent, so that a request queueing a job answers 503 within seconds
+# (webapp.core.queue) rather than after kombu's defaults: connecting (and each read or write) gives up after
+# CELERY_BROKER_TIMEOUT_S, a publish is tried 3 times in all, 0.2 s then 0.7 s apart. The worst case, a broker
+# that accepts connections and never answers, is about 3 x the timeout (+ 1 s).
+BROKER_TIMEOUT_S = envint("CELERY_BROKER_TIMEOUT_S", 2, 1)
+CELERY_BROKER_CONNECTION_TIMEOUT = BROKER_TIMEOUT_S  # kombu: all attempts at (re)connecting before one publish
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": BROKER_TIMEOUT_S, "socket_timeout": BROKER_TIMEOUT_S}
+CELERY_TASK_PUBLISH_RETRY = True
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 1.0}
+# A job still queued after this long whose task message is in no queue of the broker (lost: Redis restarted
+# without persistence, or the web process died between its commit and the publish) is queued again, with the
+# reason on the job; the workers sweep every minute and when one starts (webapp.core.sweep).
+QUEUED_JOB_SWEEP_AFTER_S = envint("QUEUED_JOB_SWEEP_AFTER_S", 300, 10)
 CELERY_TASK_ALWAYS_EAGER = False  # never eager: tests run a real worker
 # Send every task to this one queue instead of its route (a private worker: tests, a staging worker).
 TASK_QUEUE_OVERRIDE = envstr("TASK_QUEUE_OVERRIDE")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
@@ -71,3 +74,64 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory) 
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+# --- a broker that is down ------------------------------------------------------------------------------------
+
+DEAD_BROKER = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+
+
+def _point_celery_at(url: str, backend: str) -> None:
+    """This process's Celery app publishes to ``url`` from now on (its pools and result backend made anew)."""
+    from webapp.celery import app
+
+    app.conf.broker_url, app.conf.result_backend = url, backend
+    # Celery caches its connection pools and backend on first use: drop them, as it does itself after a fork.
+    app._pool = None
+    app.amqp._producer_pool = None
+    app._backend_cache = None
+    app._local.__dict__.pop("backend", None)
+
+
+@contextmanager
+def broker_at(url: str) -> Iterator[str]:
+    """Point this process's Celery app, broker and result backend, at ``url``; the shared Redis is left running
+    (a worker fixture may be using it) and the app is pointed back at it afterwards."""
+    from webapp.celery import app
+
+    saved = (app.conf.broker_url, app.conf.result_backend)
+    _point_celery_at(url, url)
+    try:
+        yield url
+    finally:
+        _point_celery_at(*saved)
+
+
+@pytest.fixture
+def dead_broker() -> Iterator[str]:
+    """Redis is down: nothing listens where the app publishes its tasks."""
+    with broker_at(DEAD_BROKER) as url:
+        yield url
+
+
+@pytest.fixture
+def silent_broker() -> Iterator[str]:
+    """A broker that accepts connections and never answers (a hung Redis, a half-open connection)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                accepted.append(server.accept()[0])
+            except OSError:  # closed
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        with broker_at(f"redis://127.0.0.1:{server.getsockname()[1]}/0") as url:
+            yield url
+    finally:
+        server.close()
+        for conn in accepted:
+            conn.close()

@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from webapp.api.permissions import IsAdmin
+from webapp.api.schema import ErrorSerializer
 from webapp.api.views import RejectNulMixin
 from webapp.training.errors import RunError
 from webapp.training.index_builds import IndexBuildError
@@ -65,7 +66,7 @@ class IndexVersionViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.Retrieve
     serializer_class = IndexVersionSerializer
     queryset = IndexVersion.objects.select_related("dictionary", "dictionary_version", "encoder", "first_stage").order_by("-id")
 
-    @extend_schema(request=IndexBuildSerializer, responses={202: IndexVersionSerializer})
+    @extend_schema(request=IndexBuildSerializer, responses={202: IndexVersionSerializer, 503: ErrorSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = IndexBuildSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from webapp.api.permissions import IsAdmin
+from webapp.api.schema import ErrorSerializer
 from webapp.api.views import RejectNulMixin
 from webapp.corpus.models import Collection
 from webapp.training.base_encoders import get_base_encoder
@@ -109,7 +110,7 @@ class TrainingRunViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.RetrieveM
     queryset = (TrainingRun.objects.select_related("dictionary", "eval_collection", "encoder", "word_vectors")
                 .prefetch_related("collections").order_by("-id"))
 
-    @extend_schema(request=TrainingRunStartSerializer, responses={202: TrainingRunSerializer})
+    @extend_schema(request=TrainingRunStartSerializer, responses={202: TrainingRunSerializer, 503: ErrorSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = TrainingRunStartSerializer(data=request.data)
         data.is_valid(raise_exception=True)

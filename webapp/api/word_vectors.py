@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from webapp.api.permissions import IsAdmin
+from webapp.api.schema import ErrorSerializer
 from webapp.api.views import RejectNulMixin
 from webapp.training.errors import RunError
 from webapp.training.models import WordVectorModel, WordVectorUpload
@@ -63,7 +64,8 @@ class WordVectorViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.RetrieveMo
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(request={"multipart/form-data": WordVectorFileSerializer},
-                   responses={201: WordVectorSerializer, 202: WordVectorUploadSerializer, 400: OpenApiTypes.OBJECT})
+                   responses={201: WordVectorSerializer, 202: WordVectorUploadSerializer, 400: OpenApiTypes.OBJECT,
+                              503: ErrorSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Upload a word-vector file: 201 with the word vectors when read at once, 202 with the upload job when a
         worker reads it (large files); a refused file is a 400 naming the file and the fault."""

@@ -3,8 +3,11 @@
 Every import (PubTator, BioC, brat, JSON Lines, documents posted to the API) goes through
 :func:`write_documents`, so they share these rules:
 
-- One transaction per import, with the collection row locked until commit: two imports into one collection
-  run one at a time, and a refused file leaves the database exactly as it was.
+- One transaction per import, holding the collection's import lock (a transaction-level advisory lock that
+  only imports take) until commit: two imports into one collection run one at a time, and a refused file
+  leaves the database exactly as it was. The collection row itself is not locked for the import: curators'
+  decisions, training runs and evaluations that reference the collection (or its documents) go on while a
+  long import is open.
 - Documents whose ``external_id`` is already in the collection are skipped with a warning, never updated:
   importing a file twice is a no-op, and stored curation is never overwritten.
 - An id repeated inside one file is not a document "already there": the repeat is kept as its own document
@@ -51,6 +54,7 @@ Progress = Callable[[int, int | None], None]
 _EXTERNAL_ID_MAX = max_length(Document, "external_id")
 _TYPE_MAX = max_length(Mention, "mention_type")
 _REF_MAX = max_length(Link, "concept_ref")
+_ANALYZE_AFTER_MENTIONS = 1000  # an import this large refreshes the planner's statistics
 _PART_MAX = 32767  # Link.part is a PositiveSmallIntegerField
 
 
@@ -117,6 +121,12 @@ def write_documents(
             # Inside the transaction: the collection this import created goes with it.
             raise FormatError(source, "", "no documents: the file is empty or holds none (cut short?)")
         writer.finish()
+    if report.mentions >= _ANALYZE_AFTER_MENTIONS:
+        # Fresh statistics for the planner, as after a dictionary import: right after a bulk load it still
+        # believes these tables hold a row or two and joins them by nested loops (seen: a count of one
+        # collection's unresolved links ran for minutes instead of milliseconds).
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE corpus_document; ANALYZE corpus_mention; ANALYZE corpus_link")
     report.created = report.documents > 0
     report.seconds = round(time.perf_counter() - started, 3)
     report.message = (
@@ -359,11 +369,28 @@ class DocumentWriter:
         return FormatError(self.source, "", f"the database refused one of documents {first.external_id} to {last.external_id}: {reason}")
 
 
+# pg_advisory_xact_lock(key1, key2): key1 is the imports' namespace, key2 the collection's id. Only imports
+# take it (decisions lock mention rows, webapp.curation.services.decisions, under namespace "link").
+_IMPORT_LOCK_NAMESPACE = 0x696D7074  # "impt"
+
+
 def locked_collection(slug: str, title: str | None, dictionary: Dictionary | None) -> Collection:
-    """The collection row, created if new and locked until commit, so two imports into it run one at a time."""
+    """The collection, created if new, with its import lock held until commit: imports into it run one at a time.
+
+    The lock is an advisory lock no other writer takes, not a lock on the collection row: a ``SELECT ... FOR
+    UPDATE`` of the row would also hold up, for the whole import, everything that inserts a row referencing
+    the collection (its foreign-key check takes ``FOR KEY SHARE``: a training run or an evaluation on it), and
+    any update of the row. A new title or dictionary is written at once: that UPDATE holds the row against
+    other updates until commit (``FOR NO KEY UPDATE``), never against inserts that reference it.
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("locked_collection() holds its lock until commit: call it inside transaction.atomic()")
     defaults = {"title": title or slug, "dictionary": dictionary}
     collection, created = Collection.objects.get_or_create(slug=slug, defaults=defaults)
-    collection = Collection.objects.select_for_update().get(pk=collection.pk)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_IMPORT_LOCK_NAMESPACE, collection.pk])
+    # Read again under the lock: the import before this one may have changed it (and committed).
+    collection = Collection.objects.get(pk=collection.pk)
     changed = []
     if title and not created and collection.title != title:
         collection.title = title

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from webapp.core.queue import QueueUnavailable, enqueue
+from webapp.core.queue import QueueUnavailable, enqueue, job_task_id
 from webapp.corpus.models import Collection
 from webapp.training.dataset import gold_documents
 from webapp.training.errors import RunError
@@ -64,7 +64,8 @@ def start_evaluation(index: IndexVersion, collection: Collection, user: Any = No
     evaluation = Evaluation.objects.create(
         index_version=index, collection=collection, created_by=user if getattr(user, "pk", None) else None
     )
-    enqueue("tasks.training.evaluate_task", evaluation.pk, queue=queue, on_failure=partial(_unqueued, evaluation.pk))
+    enqueue("tasks.training.evaluate_task", evaluation.pk, queue=queue, task_id=job_task_id(evaluation),
+            on_failure=partial(_unqueued, evaluation.pk))
     return evaluation
 
 
@@ -83,7 +84,8 @@ def run_evaluation(evaluation_id: int) -> str:
         if evaluation.state in (Evaluation.State.SUCCEEDED, Evaluation.State.FAILED):
             return evaluation.state  # a re-delivery after a lost worker finds it running and runs it again
         evaluation.state = Evaluation.State.RUNNING
-        evaluation.save(update_fields=["state"])
+        evaluation.error = ""  # a note of the sweep that queued it again (webapp.core.sweep)
+        evaluation.save(update_fields=["state", "error"])
     try:
         metrics = evaluate_linker(load_linker(evaluation.index_version), evaluation.collection_id)
     except Exception as exc:

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from webapp.core.decorators import admin_required
+from webapp.core.queue import QueueUnavailable
 from webapp.training.base_encoders import base_encoder_rows
 from webapp.training.errors import RunError
 from webapp.training.forms import IndexBuildForm, WordVectorUploadForm
@@ -76,6 +77,7 @@ def word_vectors_upload(request: HttpRequest) -> HttpResponse:
     """An admin's .vec/.bin file: read here when small (a refused file is named with its fault, and nothing is
     kept), on a worker when large (the page follows the job)."""
     form = WordVectorUploadForm(request.POST, request.FILES)
+    status = 400
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -83,6 +85,9 @@ def word_vectors_upload(request: HttpRequest) -> HttpResponse:
                                           user=request.user)
         except RunError as exc:
             form.add_error("file", str(exc))
+        except QueueUnavailable as exc:  # the file is removed and its job failed with this reason
+            form.add_error(None, str(exc))
+            status = 503
         else:
             if outcome.word_vectors is not None:
                 vectors = outcome.word_vectors
@@ -92,7 +97,7 @@ def word_vectors_upload(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"{outcome.job.file_name} is large: a worker reads it; its state is shown "
                                           "under Word vectors.")
             return redirect(reverse("training:models") + "#word-vectors")
-    return _models_page(request, upload_form=form, status=400)
+    return _models_page(request, upload_form=form, status=status)
 
 
 @require_POST
@@ -101,6 +106,7 @@ def index_build(request: HttpRequest) -> HttpResponse:
     """Build an index of a dictionary's latest release with any encoder (a first stage in front of a transformer), on
     a worker; promoted like any other. What does not fit is refused on the form, by name (400)."""
     form = IndexBuildForm(request.POST)
+    status = 400
     if form.is_valid():
         data = form.cleaned_data
         dictionary, encoder, first_stage = data["dictionary"], data["encoder"], data["first_stage"]
@@ -110,13 +116,16 @@ def index_build(request: HttpRequest) -> HttpResponse:
             form.add_error(exc.field, str(exc))
         except RunError as exc:
             form.add_error(None, str(exc))
+        except QueueUnavailable as exc:  # the index version was created and failed with this reason
+            form.add_error(None, str(exc))
+            status = 503
         else:
             what = encoder.name if encoder is not None else "tf-idf only"
             what += f", {index.first_stage_label}" if first_stage is not None else ""
             messages.success(request, f"Index {index.pk} of {dictionary} ({what}) is building on a worker; promote it "
                                       "under Index versions once it is ready.")
             return redirect(reverse("training:models") + "#index-versions")
-    return _models_page(request, build_form=form, status=400)
+    return _models_page(request, build_form=form, status=status)
 
 
 @require_GET

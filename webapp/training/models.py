@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models, transaction
 from django.db.models import Q
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from webapp.vocab.models import Dictionary, DictionaryVersion
@@ -214,8 +215,11 @@ class IndexVersion(models.Model):
         return f"first stage: {self.first_stage.name} ({self.first_stage.kind_label})"
 
 
-# A running run whose heartbeat is older than this has lost its worker (the worker beats every 5 s).
-STALE_AFTER = timedelta(seconds=120)
+# A running run whose heartbeat is older than this has lost its worker: the worker beats every 5 s
+# (webapp.training.progress), so this is four beats missed. The sweep (webapp.training.sweeper, every 5 s in
+# every worker) then fails it: within 25 s of its last heartbeat. Heartbeats are written, and their age
+# measured, on the database's clock, so a worker whose clock is off is never taken for a dead one.
+STALE_AFTER = timedelta(seconds=20)
 LOG_TAIL_LINES = 40
 CANCELLED_BY_ADMIN = "cancelled by an admin"
 
@@ -228,8 +232,9 @@ def append_log(log: str, line: str) -> str:
 
 class TrainingRunQuerySet(models.QuerySet["TrainingRun"]):
     def stale(self, stale_after: timedelta = STALE_AFTER) -> TrainingRunQuerySet:
-        """Running runs without a heartbeat for ``stale_after``: their worker was killed or crashed."""
-        return self.filter(state=TrainingRun.State.RUNNING, heartbeat_at__lt=timezone.now() - stale_after)
+        """Running runs without a heartbeat for ``stale_after`` (by the database's clock): their worker was
+        killed or crashed."""
+        return self.filter(state=TrainingRun.State.RUNNING, heartbeat_at__lt=Now() - stale_after)
 
 
 class TrainingRun(models.Model):
@@ -323,7 +328,7 @@ class TrainingRun(models.Model):
         with transaction.atomic():
             locked = TrainingRun.objects.select_for_update().get(pk=self.pk)
             if locked.state == self.State.QUEUED:
-                now = timezone.now()
+                now = Now()  # the database's clock, as every heartbeat (one statement: both the same time)
                 locked.state, locked.started_at, locked.heartbeat_at = self.State.RUNNING, now, now
                 locked.worker, locked.device, locked.task_id = worker, device, task_id or locked.task_id
                 locked.phase = "snapshot"

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from django.db import connection
-from django.utils import timezone
+from django.db.models.functions import Now
 
 from webapp.training.errors import RunCancelled
 from webapp.training.models import TrainingRun, append_log
@@ -86,7 +86,7 @@ class Reporter:
     def flush(self) -> None:
         self.last = time.monotonic()
         if self.fields:
-            self.fields["heartbeat_at"] = timezone.now()
+            self.fields["heartbeat_at"] = Now()
             TrainingRun.objects.filter(pk=self.run_id, state=TrainingRun.State.RUNNING).update(**self.fields)
             self.fields = {}
         if TrainingRun.objects.filter(pk=self.run_id, cancel_requested=True).exists():
@@ -104,16 +104,37 @@ class Heartbeat(threading.Thread):
         self.stopped = threading.Event()
 
     def run(self) -> None:
+        failing = False
         try:
             while not self.stopped.wait(self.every):
-                TrainingRun.objects.filter(pk=self.run_id, state=TrainingRun.State.RUNNING).update(heartbeat_at=timezone.now())
-                if TrainingRun.objects.filter(pk=self.run_id, cancel_requested=True).exists():
-                    self.cancel.set()
-        except Exception:  # a database outage: the sweep will see a stale heartbeat and fail the run
-            logger.exception("training run %s: heartbeat stopped", self.run_id)
+                try:
+                    self.beat()
+                except Exception:
+                    # A database blip: beat again next time (a fresh connection). The sweep fails the run only
+                    # after STALE_AFTER without a beat, and waits that long after an outage of its own.
+                    if not failing:
+                        logger.exception("training run %s: heartbeat failed; trying again every %.0f s", self.run_id, self.every)
+                    failing = True
+                    _close_quietly()
+                else:
+                    if failing:
+                        logger.info("training run %s: heartbeat written again", self.run_id)
+                    failing = False
         finally:
-            connection.close()
+            _close_quietly()
+
+    def beat(self) -> None:
+        TrainingRun.objects.filter(pk=self.run_id, state=TrainingRun.State.RUNNING).update(heartbeat_at=Now())
+        if TrainingRun.objects.filter(pk=self.run_id, cancel_requested=True).exists():
+            self.cancel.set()
 
     def stop(self) -> None:
         self.stopped.set()
         self.join(timeout=self.every + 5)
+
+
+def _close_quietly() -> None:
+    try:
+        connection.close()
+    except Exception:  # a connection the outage broke
+        logger.debug("closing the heartbeat's connection failed", exc_info=True)

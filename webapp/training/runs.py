@@ -6,8 +6,9 @@ commit; the worker runs it (:mod:`webapp.training.execution`). Each change of st
 
 A worker killed with SIGKILL (or by the OOM killer, or by the hard time limit) stops beating;
 :func:`recover_stale_runs` then marks its run ``failed`` with "worker lost". The workers call it, never a web
-request: when a worker starts, when a run starts, and every minute (``tasks.training.sweep_stale_runs`` on
-the beat schedule of ``webapp.celery``), so a run never stays ``running`` without a live worker.
+request: every 5 s in each worker and in the launcher (:mod:`webapp.training.sweeper`), when a run starts, and
+every minute (``tasks.training.sweep_stale_runs`` on the beat schedule of ``webapp.celery``), so a run never
+stays ``running`` without a live worker.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 from django.db import transaction
 
-from webapp.core.queue import QueueUnavailable, enqueue
+from webapp.core.queue import QueueUnavailable, enqueue, job_task_id
 from webapp.corpus.models import Collection
 from webapp.training.base_encoders import check_base_encoder
 from webapp.training.errors import RunError
@@ -96,7 +97,7 @@ def start_run(
     TrainingRun.objects.filter(pk=run.pk).update(snapshot_at=run.queued_at)
     run.snapshot_at = run.queued_at
     if send:
-        enqueue("tasks.training.train_task", run.pk, queue=queue,
+        enqueue("tasks.training.train_task", run.pk, queue=queue, task_id=job_task_id(run),
                 on_sent=partial(_sent, run.pk), on_failure=partial(_unqueued, run.pk))
     return run
 

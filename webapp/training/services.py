@@ -8,26 +8,30 @@ version's artifact folder under ``ARTIFACT_ROOT/indexes/<id>/``.
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from linker.data import ConceptRecord, Synonym
 from linker.linker import Linker, LinkerConfig
-from webapp.core.queue import enqueue
+from webapp.core.queue import enqueue, job_task_id
 from webapp.training.errors import RunError
 from webapp.training.index_builds import check_index_build
 from webapp.training.models import EncoderModel, IndexVersion
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
+
+logger = logging.getLogger(__name__)
 
 Progress = Callable[[str], None]
 
@@ -53,6 +57,39 @@ def concept_records(version: DictionaryVersion) -> list[ConceptRecord]:
 
 def index_folder(index: IndexVersion) -> Path:
     return Path(settings.ARTIFACT_ROOT) / "indexes" / str(index.pk)
+
+
+# While an index is built, whichever process builds it (a worker, ``build_index`` in a shell) holds a PostgreSQL
+# advisory lock on the index: a ``building`` index is then known to be built, not waiting for a lost task message
+# (webapp.core.sweep), and a duplicate task waits for the first build and finds it done. Keys: this, the index id.
+INDEX_BUILD_LOCK = 0x49445842  # "IDXB"
+
+
+def _lock_key(index_id: int) -> list[int]:
+    return [INDEX_BUILD_LOCK, index_id & 0x7FFFFFFF]
+
+
+@contextmanager
+def index_build_lock(index_id: int) -> Iterator[None]:
+    """Hold the index's build lock (session-level: a killed builder's connection drops it), waiting for it."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s::int, %s::int)", _lock_key(index_id))
+    try:
+        yield
+    finally:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s::int, %s::int)", _lock_key(index_id))
+        except DatabaseError:  # an aborted transaction: the lock goes with the connection
+            logger.warning("index %s: could not release its build lock", index_id, exc_info=True)
+
+
+def index_being_built(index_id: int) -> bool:
+    """Whether another process holds the index's build lock. Inside a transaction: the lock is tried for the
+    transaction, which keeps a build from starting until it ends."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s::int, %s::int)", _lock_key(index_id))
+        return not cursor.fetchone()[0]
 
 
 def _encoder_and_config(encoder: EncoderModel | None) -> tuple[Any, LinkerConfig]:
@@ -126,7 +163,8 @@ def queue_index_build(
     if version is None:
         raise RunError(f"dictionary {dictionary.slug!r} has no imported release")
     index = create_index_version(version, encoder, user if getattr(user, "pk", None) else None, first_stage)
-    enqueue("tasks.indexing.build_index_task", index.pk, False, queue=queue, on_failure=partial(_unqueued, index.pk))
+    enqueue("tasks.indexing.build_index_task", index.pk, False, queue=queue, task_id=job_task_id(index),
+            on_failure=partial(_unqueued, index.pk))
     return index
 
 
@@ -136,7 +174,17 @@ def _unqueued(index_id: int, exc: Exception) -> None:
 
 
 def build_index(index: IndexVersion, progress: Progress | None = None) -> IndexVersion:
-    """Build the artifact of a ``building`` index version; failures leave it ``failed`` with the reason."""
+    """Build the artifact of a ``building`` index version; failures leave it ``failed`` with the reason. One build
+    of an index at a time: a second waits, then finds it built."""
+    with index_build_lock(index.pk):
+        state = IndexVersion.objects.filter(pk=index.pk).values_list("state", flat=True).first()
+        if state in (IndexVersion.State.READY, IndexVersion.State.ACTIVE, IndexVersion.State.RETIRED):
+            index.refresh_from_db()
+            return index
+        return _build(index, progress)
+
+
+def _build(index: IndexVersion, progress: Progress | None) -> IndexVersion:
     say = progress or (lambda message: None)
     started = time.perf_counter()
     folder = index_folder(index)
@@ -159,7 +207,7 @@ def build_index(index: IndexVersion, progress: Progress | None = None) -> IndexV
         linker.save(tmp)
         shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)  # the folder appears complete or not at all
-    except Exception as exc:
+    except BaseException as exc:  # an interrupted build (Ctrl-C on build_index) too: not left building, nor re-queued
         IndexVersion.objects.filter(pk=index.pk).update(state=IndexVersion.State.FAILED, error=f"{type(exc).__name__}: {exc}")
         raise
     IndexVersion.objects.filter(pk=index.pk).update(

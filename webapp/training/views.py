@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from webapp.core.decorators import admin_required
+from webapp.core.queue import QueueUnavailable
 from webapp.corpus.models import Collection
 from webapp.training.base_encoders import started_from
 from webapp.training.errors import RunError
@@ -70,6 +71,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
 def run_start(request: HttpRequest) -> HttpResponse:
     # A GET may preselect fields (?method=biosyn&base_encoder=NAME: "start a BioSyn run from this encoder").
     form = StartRunForm(request.POST or None, initial=request.GET.dict())
+    status = 200
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -79,10 +81,15 @@ def run_start(request: HttpRequest) -> HttpResponse:
                             word_vectors=form.run_word_vectors())
         except RunError as exc:
             form.add_error(None, str(exc))
+        except QueueUnavailable as exc:  # the run was created and failed with this reason: nothing will run it
+            form.add_error(None, str(exc))
+            status = 503
         else:
             messages.success(request, f"Training run {run.pk} queued on the gpu queue.")
             return redirect("training:detail", pk=run.pk)
-    return render(request, "training/run_start.html", {"form": form}, status=400 if form.errors else 200)
+    if form.errors and status == 200:
+        status = 400
+    return render(request, "training/run_start.html", {"form": form}, status=status)
 
 
 @require_GET
@@ -160,7 +167,7 @@ def index_evaluate(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         try:
             start_evaluation(index, collection, user=request.user)
-        except RunError as exc:
+        except (RunError, QueueUnavailable) as exc:
             messages.error(request, str(exc))
         else:
             messages.success(request, f"Evaluating index {index.pk} on {collection} in the background.")

@@ -18,7 +18,6 @@ import json
 import logging
 import re
 import shutil
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
@@ -33,7 +32,8 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from linker.encoders.wordvec import WordVectors, WordVectorsError
-from webapp.core.queue import QueueUnavailable, enqueue
+from webapp.core.queue import QueueUnavailable, enqueue, job_task_id
+from webapp.core.uploads import new_upload_folder
 from webapp.training.errors import RunError
 from webapp.training.models import TrainingRun, WordVectorModel, WordVectorUpload
 from webapp.training.services import concept_records
@@ -114,12 +114,14 @@ def check_upload_request(file_name: str, name: str) -> None:
 
 def _store(upload: UploadedFile) -> Path:
     """The upload on the shared artifact volume (a worker may read it), in a folder of its own."""
-    folder = Path(settings.ARTIFACT_ROOT) / "uploads" / "word-vectors" / uuid.uuid4().hex
-    folder.mkdir(parents=True)
-    path = folder / _safe_file_name(upload.name or "")
-    with open(path, "wb") as fh:
-        for chunk in upload.chunks():
-            fh.write(chunk)
+    path = new_upload_folder("word-vectors") / _safe_file_name(upload.name or "")
+    try:
+        with open(path, "wb") as fh:
+            for chunk in upload.chunks():
+                fh.write(chunk)
+    except BaseException:
+        _discard(path)
+        raise
     return path
 
 
@@ -162,7 +164,7 @@ def upload_word_vectors(
             )
             # The default queue: reading a file must not wait behind a long run on the gpu queue.
             enqueue("tasks.training.word_vectors_upload_task", job.pk, queue=queue or "default",
-                    on_failure=partial(_unqueued, job.pk))
+                    task_id=job_task_id(job), on_failure=partial(_unqueued, job.pk))
     except BaseException:
         _discard(path)
         raise
@@ -230,7 +232,8 @@ def run_upload(job_id: int) -> str:
         if not job.is_active:
             return job.state  # a re-delivered task of a finished job (one whose worker died runs again)
         job.state = WordVectorUpload.State.RUNNING
-        job.save(update_fields=["state"])
+        job.error = ""  # a note of the sweep that queued it again (webapp.core.sweep)
+        job.save(update_fields=["state", "error"])
     path = Path(job.path)
     try:
         vectors = import_word_vectors(path, job.name, job.file_name, job.expected_dim, job.dictionary, job.created_by)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import uuid
+import shutil
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
@@ -17,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from webapp.api.permissions import IsAdmin
+from webapp.api.schema import ErrorSerializer
 from webapp.api.serializers import (
     DictionaryUploadSerializer,
     ImportJobSerializer,
@@ -31,6 +31,7 @@ from webapp.api.views.common import (
 from webapp.core.jobs import queue_import
 from webapp.core.limits import LimitExceeded, check_path
 from webapp.core.models import ImportJob
+from webapp.core.uploads import new_upload_folder
 
 
 class ImportJobViewSet(RejectNulMixin, mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
@@ -40,7 +41,7 @@ class ImportJobViewSet(RejectNulMixin, mixins.CreateModelMixin, mixins.RetrieveM
     serializer_class = ImportJobSerializer
     queryset = ImportJob.objects.order_by("-created_at")
 
-    @extend_schema(request=ImportRequestSerializer, responses={202: ImportJobSerializer})
+    @extend_schema(request=ImportRequestSerializer, responses={202: ImportJobSerializer, 503: ErrorSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = ImportRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -74,16 +75,22 @@ class DictionaryUploadView(RejectNulMixin, GenericAPIView):
     parser_classes = [MultiPartParser, FormParser]
     serializer_class = DictionaryUploadSerializer
 
-    @extend_schema(request=DictionaryUploadSerializer, responses={202: ImportJobSerializer, 400: OpenApiTypes.OBJECT})
+    @extend_schema(request=DictionaryUploadSerializer,
+                   responses={202: ImportJobSerializer, 400: OpenApiTypes.OBJECT, 503: ErrorSerializer})
     def post(self, request: Request) -> Response:
         check_upload_request(request)  # before request.data: an oversized body is refused unread
         data = DictionaryUploadSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         check_upload(v["file"])
-        # The shared artifact volume: the worker that runs the import may be on another machine.
-        folder = Path(settings.ARTIFACT_ROOT) / "uploads" / uuid.uuid4().hex
-        folder.mkdir(parents=True)
-        path = save_upload(v["file"], folder)
-        job = queue_import(ImportJob.Kind.DICTIONARY, path, {"dictionary_slug": v["slug"], "title": v.get("title") or None}, user=request.user)
+        # The shared artifact volume: the worker that runs the import may be on another machine. The file goes
+        # when its job ends, or now if the job is not queued (the task queue unreachable: a 503).
+        folder = new_upload_folder()
+        try:
+            path = save_upload(v["file"], folder)
+            job = queue_import(ImportJob.Kind.DICTIONARY, path, {"dictionary_slug": v["slug"], "title": v.get("title") or None},
+                               user=request.user)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
         return Response(ImportJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)

@@ -153,7 +153,11 @@ def suggest_links(mentions: QuerySet[Mention], dictionary_slug: str, k: int = SU
     for offset in range(0, len(document_ids), batch_documents):
         with transaction.atomic():
             for document in Document.objects.filter(pk__in=document_ids[offset : offset + batch_documents]).order_by("pk"):
-                rows = list(mentions.filter(document=document, status__in=OPEN_STATUSES).select_for_update().order_by("pk"))
+                # OF self: ``mentions`` may join the documents (by collection), whose rows must stay unlocked: a
+                # decision's log row, an added mention, an import's document all reference them.
+                rows = list(
+                    mentions.filter(document=document, status__in=OPEN_STATUSES).select_for_update(of=("self",)).order_by("pk")
+                )
                 if not rows:
                     continue
                 linked = link_in_document(active, rows, document.text, k)

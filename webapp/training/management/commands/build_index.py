@@ -8,9 +8,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from webapp.core.queue import send_now
+from webapp.core.queue import QueueUnavailable, job_task_id, send_now
 from webapp.training.errors import RunError
-from webapp.training.models import EncoderModel
+from webapp.training.models import EncoderModel, IndexVersion
 from webapp.training.services import build_index, create_index_version, promote_index
 from webapp.vocab.models import Dictionary
 
@@ -47,7 +47,12 @@ class Command(BaseCommand):
         except RunError as exc:
             raise CommandError(str(exc)) from exc
         if opts["queue"]:
-            send_now("tasks.indexing.build_index_task", index.pk, opts["activate"])
+            try:
+                send_now("tasks.indexing.build_index_task", index.pk, opts["activate"], task_id=job_task_id(index))
+            except QueueUnavailable as exc:
+                IndexVersion.objects.filter(pk=index.pk, state=IndexVersion.State.BUILDING).update(
+                    state=IndexVersion.State.FAILED, error=str(exc))
+                raise CommandError(f"index {index.pk} failed: {exc}") from exc
             self.stdout.write(f"index {index.pk} queued on the gpu queue")
             return
         stage = f", {index.first_stage_label}" if first_stage else ""

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from webapp.core.queue import QueueUnavailable
 from webapp.corpus.models import Collection
 from webapp.training.base_encoders import get_base_encoder
 from webapp.training.errors import RunError
@@ -79,7 +80,7 @@ class Command(BaseCommand):
             run = start_run(dictionary, collections, params, base_model=opts["base_model"], eval_collection=evaluation,
                             send=not opts["inline"], method=opts["method"], base_encoder=base_encoder,
                             extra_dictionaries=extra, word_vectors=word_vectors)
-        except RunError as exc:
+        except (RunError, QueueUnavailable) as exc:  # not queued: the run is failed with the reason
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"training run {run.pk} queued")
         if opts["inline"]:

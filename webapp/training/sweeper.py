@@ -1,0 +1,148 @@
+"""The stale-run sweep inside each worker process: a thread that fails the runs whose worker died, every 5 s.
+
+A run's worker refreshes ``heartbeat_at`` every :data:`webapp.training.progress.HEARTBEAT_EVERY_S` (5 s);
+a run without one for :data:`webapp.training.models.STALE_AFTER` (20 s) has lost its worker. The sweep is
+keyed on that age, not on when a worker started: a worker restarted a moment after its predecessor was
+killed finds the run's heartbeat still fresh, and fails it on one of its next sweeps. So a killed worker's run
+is ``failed`` (with "worker lost ...", :meth:`TrainingRun.lost_reason`) within ``STALE_AFTER`` +
+:data:`SWEEP_EVERY_S` (25 s) of its last heartbeat, or at the first sweep of a worker started later than that.
+
+The thread starts when a Celery worker is ready (:func:`start_in_worker`, connected in
+``webapp.training.apps``) and runs in the worker's main process, so a pool busy with a long run, or a broker
+that is down, does not hold it up; ``python -m webapp.launcher`` runs one too, for the time its worker is
+restarting or given up on. The beat schedule's sweep (``tasks.training.sweep_stale_runs``, every minute)
+stays as the slow path. Sweeps are idempotent: rows are taken with ``SKIP LOCKED`` and each run ends once.
+
+After the database was unreachable, the live runs' heartbeats could not be written either: the thread sweeps
+again only once the database has answered for ``STALE_AFTER`` (plus one period), so that a run whose worker
+outlived the outage is not failed for the outage.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from django.db import connection
+
+from webapp.training.models import STALE_AFTER
+
+logger = logging.getLogger(__name__)
+
+SWEEP_EVERY_S = 5.0
+
+__all__ = ["SWEEP_EVERY_S", "StaleRunSweeper", "start_sweeper", "stop_sweeper", "start_in_worker", "stop_in_worker"]
+
+
+def _recover(stale_after: timedelta) -> list[int]:
+    from webapp.training.runs import recover_stale_runs
+
+    return recover_stale_runs(stale_after)
+
+
+def _close_connection() -> None:
+    """No connection kept between sweeps (nor inherited by a pool child the worker forks meanwhile)."""
+    try:
+        connection.close()
+    except Exception:  # a connection the outage broke: nothing left to close
+        logger.debug("closing the sweeper's connection failed", exc_info=True)
+
+
+def _ping() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+
+
+class StaleRunSweeper(threading.Thread):
+    """Calls ``recover_stale_runs(stale_after)`` at once, then every ``every`` seconds, until :meth:`stop`."""
+
+    def __init__(
+        self,
+        every: float = SWEEP_EVERY_S,
+        stale_after: timedelta = STALE_AFTER,
+        recover: Callable[[timedelta], list[int]] = _recover,
+        ping: Callable[[], None] = _ping,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(name="stale-training-run-sweeper", daemon=True)
+        self.every = every
+        self.stale_after = stale_after
+        self.recover = recover
+        self.ping = ping
+        self.clock = clock
+        self.stopped = threading.Event()
+        self.sweeps = 0  # sweeps done (tests and logs)
+        self.quiet_until = 0.0  # after a database outage: no sweep before this (clock), only pings
+        self.failing = False
+
+    def run(self) -> None:
+        delay = 0.0  # the first sweep at once: a worker that starts fails what its predecessor left
+        while not self.stopped.wait(delay):
+            delay = self.every
+            self.tick()
+
+    def tick(self) -> list[int]:
+        """One period: a sweep, or during the quiet time after an outage a ping; the runs it failed."""
+        try:
+            if self.clock() < self.quiet_until:
+                self.ping()
+                return []
+            recovered = self.recover(self.stale_after)
+            self.sweeps += 1
+            if self.failing:
+                logger.info("stale training run sweep: the database answers again")
+                self.failing = False
+            return recovered
+        except Exception:
+            # Heartbeats could not be written meanwhile either: wait until they have had time to resume.
+            self.quiet_until = self.clock() + self.stale_after.total_seconds() + self.every
+            if not self.failing:
+                logger.exception("stale training run sweep failed; sweeping again once the database has answered "
+                                 "for %.0f s", self.stale_after.total_seconds())
+            self.failing = True
+            return []
+        finally:
+            _close_connection()
+
+    def stop(self, timeout: float | None = None) -> None:
+        self.stopped.set()
+        if self.is_alive():
+            self.join(timeout=self.every + 5 if timeout is None else timeout)
+
+
+_sweeper: StaleRunSweeper | None = None
+_lock = threading.Lock()
+
+
+def start_sweeper(**kwargs: Any) -> StaleRunSweeper:
+    """This process's sweeper thread, started once (a second call returns the running one)."""
+    global _sweeper
+    with _lock:
+        if _sweeper is None or not _sweeper.is_alive():
+            _sweeper = StaleRunSweeper(**kwargs)
+            _sweeper.start()
+        return _sweeper
+
+
+def stop_sweeper() -> None:
+    global _sweeper
+    with _lock:
+        sweeper, _sweeper = _sweeper, None
+    if sweeper is not None:
+        sweeper.stop()
+
+
+def start_in_worker(**_: Any) -> None:
+    """``celery.signals.worker_ready``: start the sweeper in the worker's main process."""
+    start_sweeper()
+    logger.info("stale training run sweep: every %.0f s, runs without a heartbeat for %.0f s are failed",
+                SWEEP_EVERY_S, STALE_AFTER.total_seconds())
+
+
+def stop_in_worker(**_: Any) -> None:
+    """``celery.signals.worker_shutdown``."""
+    stop_sweeper()
