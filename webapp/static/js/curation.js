@@ -123,6 +123,14 @@
   });
   document.body.addEventListener("htmx:afterRequest", () => { busy = false; });
   document.body.addEventListener("htmx:beforeSwap", (evt) => {
+    // The panel of a mention the curator has moved away from (a slow load overtaken by an undo or another
+    // selection) must not replace the panel they are looking at.
+    const config = evt.detail.requestConfig;
+    const loaded = config && config.verb === "get" && /\/mentions\/(\d+)\/panel\/$/.exec(config.path || "");
+    if (loaded && evt.detail.target === panel && current && loaded[1] !== current) {
+      evt.detail.shouldSwap = false;
+      return;
+    }
     // A conflict (409) or a refused decision (400) answers with the panel and its message: show it.
     const status = evt.detail.xhr.status;
     if ((status === 409 || status === 400) && evt.detail.target === panel) {
@@ -132,6 +140,9 @@
   });
   document.body.addEventListener("htmx:afterSwap", (evt) => {
     if (evt.detail.target === panel) {
+      // htmx wires the new panel's buttons and search box only when it settles (~20 ms later); a curator's
+      // next key often comes sooner. Wiring now is idempotent.
+      htmx.process(panel);
       const body = panel.querySelector(".panel-body");
       const id = body && body.dataset.mentionId;
       if (id && id !== current) { current = id; }
@@ -246,8 +257,10 @@
   // --- keyboard ------------------------------------------------------------------------------------------
   function clickIn(selector) {
     const el = panel.querySelector(selector);
-    if (el && !el.disabled) { el.click(); return true; }
-    return false;
+    if (!el || el.disabled) return false;
+    htmx.process(el); // in case the panel was swapped in by something other than htmx's own swap
+    el.click();
+    return true;
   }
 
   function openHelp() { if (!help.open) help.showModal(); }
