@@ -241,6 +241,12 @@ def test_a_transformer_index_with_a_dan_first_stage_serves_the_panel_and_learns_
 
     # 3. A curator's decision: its synonym reaches both of the live index's encoders and is found at once.
     assert linker.link_mentions(["wheezy chest"], k=1)[0][0].name != "wheezy chest"
+    # The promotion re-links open mentions on the worker; a decision on the version seen before that lands
+    # is rightly refused (409), so the curator's view is the re-linked one.
+    deadline = time.monotonic() + 60
+    while not Link.objects.filter(mention=wheezy, origin=Link.Origin.MODEL, model_version=index.label).exists():
+        assert time.monotonic() < deadline, "the promotion did not re-link the open mention"
+        time.sleep(0.2)
     wheezy.refresh_from_db()
     decided = _api(admin).post(f"/api/mentions/{wheezy.pk}/decision/", {
         "action": "relink", "concept_id": "D:11", "updated_at": wheezy.updated_at.isoformat()}, format="json")
