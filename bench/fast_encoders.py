@@ -59,30 +59,11 @@ PAPER_REL = {"SG_W": (0.645, 0.584, 0.518), "BNE + SG_W": (0.606, 0.580, 0.626),
              "BNE + SG_S.C (L_syn only)": (0.496, 0.445, 0.564)}
 
 
-class MeanWordVectors:
-    """A name as the mean of its word vectors (BNE's SG_W baseline, DAN's input u_n), normalised."""
+def mean_word_vectors(folder: str | Path) -> Any:
+    """A word-vector folder as a name encoder: the mean of a name's word vectors, normalised (BNE's SG_W)."""
+    from linker.encoders.wordvec import MeanWordVectorEncoder, WordVectors
 
-    kind = "fasttext-mean"
-
-    def __init__(self, folder: str | Path) -> None:
-        from linker.encoders.wordvec import WordVectors
-
-        self.vectors = WordVectors.load(folder)
-
-    @property
-    def dim(self) -> int:
-        return self.vectors.dim
-
-    def encode(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        out = self.vectors.name_vectors(list(texts))
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.maximum(norms, 1e-12)
-
-    def fingerprint(self) -> str:
-        return self.vectors.fingerprint()
-
-    def save(self, folder: str | Path) -> None:
-        raise NotImplementedError("a benchmark baseline")
+    return MeanWordVectorEncoder(WordVectors.load(folder))
 
 
 def load_encoder(spec: str) -> tuple[Any, Path | None]:
@@ -96,14 +77,16 @@ def load_encoder(spec: str) -> tuple[Any, Path | None]:
         return TransformerEncoder(layers=layers), None
     path = Path(spec)
     if WordVectors.is_folder(path):
-        return MeanWordVectors(path), None
+        return mean_word_vectors(path), None
     if (path / "config.json").exists() and (path / "encoder").is_dir():
         return load_any(path / "encoder"), path
     return load_any(path), None
 
 
 def _word_vectors_of(encoder: Any) -> Any:
-    if isinstance(encoder, MeanWordVectors):
+    from linker.encoders.wordvec import MeanWordVectorEncoder
+
+    if isinstance(encoder, MeanWordVectorEncoder):
         return encoder.vectors
     return getattr(encoder, "word_vectors", None)
 

@@ -251,7 +251,7 @@ def evaluate(encoder: Any, split: dict[str, Any], train_sets: dict[int, Any], hy
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
-    from bench.fast_encoders import MeanWordVectors, load_encoder
+    from bench.fast_encoders import load_encoder, mean_word_vectors
     from linker.data import iter_dictionary
     from linker.encoders.wordvec import WordVectors
     from linker.hierarchy.graph import HierarchySource
@@ -331,7 +331,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result["encoders"] = {}
     t0 = time.perf_counter()
     for label, spec in specs:
-        encoder = MeanWordVectors(spec) if WordVectors.is_folder(spec) else load_encoder(spec)[0]
+        encoder = mean_word_vectors(spec) if WordVectors.is_folder(spec) else load_encoder(spec)[0]
         entry = {"spec": spec, "kind": getattr(encoder, "kind", type(encoder).__name__)}
         entry |= evaluate(encoder, split, train_sets, hyper_sets, args.threads)
         _log(f"{label}: mAP {[round(v, 3) for v in entry['map'].values()]}, "

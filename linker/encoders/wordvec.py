@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FastTextConfig", "WordVectors", "WordVectorsError", "tokenize", "sentences"]
+__all__ = ["FastTextConfig", "WordVectors", "WordVectorsError", "MeanWordVectorEncoder", "tokenize", "sentences"]
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
@@ -304,3 +304,27 @@ def _check_word2vec_header(path: Path, binary: bool) -> int:
         if rows < count:
             raise WordVectorsError(f"{path}: truncated: the header announces {count} words, the file holds {rows}")
     return dim
+
+
+class MeanWordVectorEncoder:
+    """A name as the mean of its word vectors, L2-normalised: BNE's SG_W baseline and DAN's input u_n, as a
+    name encoder (the baselines the BNE/DAN runs and the benchmarks score beside the trained encoders)."""
+
+    kind = "word-vectors"
+
+    def __init__(self, vectors: WordVectors) -> None:
+        self.vectors = vectors
+
+    @property
+    def dim(self) -> int:
+        return self.vectors.dim
+
+    def encode(self, texts: Sequence[str], batch_size: int = 4096) -> np.ndarray:
+        x = self.vectors.name_vectors(list(texts))
+        return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+    def fingerprint(self) -> str:
+        return self.vectors.fingerprint()
+
+    def save(self, folder: str | Path) -> None:
+        self.vectors.save(folder)

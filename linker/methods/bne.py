@@ -49,7 +49,7 @@ import torch
 
 from linker.dictionary import NameTable
 from linker.encoders.bne import BNEConfig, BNEEncoder
-from linker.encoders.wordvec import FastTextConfig, WordVectors, tokenize
+from linker.encoders.wordvec import FastTextConfig, MeanWordVectorEncoder, WordVectors, tokenize
 from linker.losses import LogisticPairLoss
 from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs
 from linker.methods.word_vectors import (
@@ -148,30 +148,6 @@ class BNEExamples:
             return -1
         pick = rows[rng.randrange(len(rows) - 1)]
         return pick if pick != row else rows[-1]
-
-
-class _WordVectorBaseline:
-    """The mean of a name's word vectors, L2-normalised: the paper's SG_W baseline, as a name encoder for
-    :func:`normalization_accuracy`."""
-
-    kind = "word-vectors"
-
-    def __init__(self, vectors: WordVectors) -> None:
-        self.vectors = vectors
-
-    @property
-    def dim(self) -> int:
-        return self.vectors.dim
-
-    def encode(self, texts: Sequence[str], batch_size: int = 4096) -> np.ndarray:
-        x = self.vectors.name_vectors(texts)
-        return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
-
-    def fingerprint(self) -> str:
-        return self.vectors.fingerprint()
-
-    def save(self, folder: str | Path) -> None:
-        self.vectors.save(folder)
 
 
 class BNETask:
@@ -307,7 +283,7 @@ def train_bne_artifact(
         "word_vectors_s": time.perf_counter() - started,
     }
     if dev_pairs:
-        report["baseline_dev_acc"] = normalization_accuracy(_WordVectorBaseline(vectors), inputs.table, dev_pairs)
+        report["baseline_dev_acc"] = normalization_accuracy(MeanWordVectorEncoder(vectors), inputs.table, dev_pairs)
     callbacks.log(f"BNE on {len(examples)} names of {len(examples.concept_ids)} concepts, {len(dev_pairs)} dev "
                   f"pairs (mean word vectors: Acc@1 {report.get('baseline_dev_acc', float('nan')):.4f})")
     _fit(encoder, examples, dev_pairs, inputs.table, cfg, callbacks, deadline, report)

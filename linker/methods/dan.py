@@ -226,7 +226,9 @@ def sample_negatives(
 
 
 class _MeanWordVectors:
-    """The fastText baseline as a name encoder: unit mean word vectors (the DAN's input u_n)."""
+    """The fastText baseline as a name encoder: unit mean word vectors (the DAN's input u_n). The numbers of
+    :class:`linker.encoders.wordvec.MeanWordVectorEncoder`, through the DAN's embedding-bag table (one call
+    per batch instead of a lookup per word: it scores the validation names every epoch)."""
 
     kind = "mean-word-vectors"
 
@@ -244,7 +246,7 @@ class _MeanWordVectors:
         return "mean:" + self.encoder.word_vectors.fingerprint()
 
     def save(self, folder: str | Path) -> None:
-        raise NotImplementedError("the mean-word-vector baseline is not saved")
+        self.encoder.word_vectors.save(folder)
 
 
 class _Run:
