@@ -26,13 +26,26 @@ PROGRESS_EVERY_S = 1.0
     **RETRY_OPTIONS,  # a database restart mid-import: the import's transaction rolled back, run it again
 )
 def run_import(job_id: int) -> str:
+    from webapp.core.lease import JobLease
+
+    # The lease is held for the whole import: if this process dies, the job is failed at once by the sweep of
+    # abandoned jobs (webapp.core.abandoned) instead of saying "running" for ever.
+    with JobLease("import", job_id) as lease:
+        if not lease.held:
+            logger.warning("import %s: another worker runs it (or the sweep is failing it); left to it", job_id)
+            return "taken"
+        return _run_leased(job_id)
+
+
+def _run_leased(job_id: int) -> str:
     from webapp.core.models import ImportJob
     from webapp.core.progress import ProgressRecorder
 
     with transaction.atomic():
         job = ImportJob.objects.select_for_update().get(pk=job_id)
-        if job.state == ImportJob.State.SUCCEEDED:
-            return job.state  # re-delivered after success: nothing to do
+        if job.state in (ImportJob.State.SUCCEEDED, ImportJob.State.FAILED):
+            # Re-delivered after it ended: after success, or after the sweep failed it when its worker was lost.
+            return job.state
         job.state = ImportJob.State.RUNNING
         job.started_at = timezone.now()
         job.worker = socket.gethostname()

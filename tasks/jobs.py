@@ -1,5 +1,6 @@
-"""Housekeeping of the jobs on the default queue: the sweep of queued jobs whose message was lost, and the
-removal of an import's uploaded file once the import has ended.
+"""Housekeeping of the jobs on the default queue: the sweep of queued jobs whose message was lost, the failing of
+running jobs whose worker died (:mod:`webapp.core.abandoned`), and the removal of an import's uploaded file once the
+import has ended.
 
 The sweep (:func:`webapp.core.sweep.sweep_queued_jobs`) runs when a worker starts and every minute as
 :func:`sweep_queued_jobs` on the beat schedule (``webapp.celery``).
@@ -27,11 +28,13 @@ RUN_IMPORT = "tasks.imports.run_import"
 
 @shared_task(name="tasks.jobs.sweep_queued_jobs", ignore_result=True, **RETRY_OPTIONS)
 def sweep_queued_jobs() -> list[str]:
-    """Queue again the jobs whose message the broker lost; remove upload folders no unfinished job names."""
+    """Queue again the jobs whose message the broker lost; fail the running ones whose worker died; remove upload
+    folders no unfinished job names."""
+    from webapp.core.abandoned import fail_abandoned_jobs
     from webapp.core.sweep import remove_orphan_uploads
     from webapp.core.sweep import sweep_queued_jobs as sweep
 
-    return sweep() + remove_orphan_uploads()
+    return sweep() + fail_abandoned_jobs() + remove_orphan_uploads()
 
 
 @worker_ready.connect
@@ -39,9 +42,11 @@ def _sweep_on_start(**_: Any) -> None:
     """A worker that starts (perhaps after Redis lost its queues) queues again the jobs nobody will run."""
     from django.db import connection
 
+    from webapp.core.abandoned import fail_abandoned_jobs
     from webapp.core.sweep import sweep_queued_jobs as sweep
 
     try:
+        fail_abandoned_jobs()
         sweep()
     except Exception:
         logger.exception("the sweep of queued jobs failed")

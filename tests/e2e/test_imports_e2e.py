@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from tests.conftest import PASSWORD
 from tests.e2e.conftest import login
+from webapp.core.lease import JobLease
 from webapp.core.models import ImportJob
 
 
@@ -28,11 +29,14 @@ def jobs(transactional_db, alice):  # type: ignore[no-untyped-def]
         report={"message": "imported medic release '2024-05': 13298 concepts, 78405 names, 20102 edges in 9.8 s"},
         created_by=alice,
     )
-    return ImportJob.objects.create(
+    running = ImportJob.objects.create(
         kind=ImportJob.Kind.DOCUMENTS, path="/data/NCBI-disease/NCBItrainset_corpus.txt",
         params={"collection_slug": "ncbi-train"}, state=ImportJob.State.RUNNING, progress=120, progress_total=593,
         started_at=now, created_by=alice,
     )
+    # Its lease held as a worker running it would: a test worker's sweep would otherwise fail it as abandoned.
+    with JobLease("import", running.pk):
+        yield running
 
 
 def test_the_bar_moves_while_an_import_runs_and_polling_stops_after(live_server, browser, jobs, screenshots) -> None:  # type: ignore[no-untyped-def]

@@ -76,7 +76,19 @@ def _unqueued(evaluation_id: int, exc: QueueUnavailable) -> None:
 
 
 def run_evaluation(evaluation_id: int) -> str:
-    """The task body: idempotent (only a queued evaluation runs); failures are recorded with the reason."""
+    """The task body: idempotent (an ended evaluation is not run again); failures are recorded with the reason.
+    Run under the evaluation's lease (webapp.core.lease): a worker that dies leaves it to the sweep of abandoned
+    jobs, which fails it, instead of "running" for ever."""
+    from webapp.core.lease import JobLease
+
+    with JobLease("evaluation", evaluation_id) as lease:
+        if not lease.held:
+            logger.warning("evaluation %s: another worker runs it (or the sweep is failing it); left to it", evaluation_id)
+            return "taken"
+        return _run_leased(evaluation_id)
+
+
+def _run_leased(evaluation_id: int) -> str:
     from webapp.training.registry import load_linker
 
     with transaction.atomic():

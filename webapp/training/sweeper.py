@@ -1,4 +1,5 @@
-"""The stale-run sweep inside each worker process: a thread that fails the runs whose worker died, every 5 s.
+"""The stale-run sweep inside each worker process: a thread that fails the runs whose worker died, every 5 s,
+and with them the imports, evaluations and word-vector uploads whose worker died (:mod:`webapp.core.abandoned`).
 
 A run's worker refreshes ``heartbeat_at`` every :data:`webapp.training.progress.HEARTBEAT_EVERY_S` (5 s);
 a run without one for :data:`webapp.training.models.STALE_AFTER` (20 s) has lost its worker. The sweep is
@@ -39,9 +40,15 @@ __all__ = ["SWEEP_EVERY_S", "StaleRunSweeper", "start_sweeper", "stop_sweeper", 
 
 
 def _recover(stale_after: timedelta) -> list[int]:
+    """Fail the stale runs, and the imports, evaluations and word-vector uploads whose runner's lease is gone
+    (webapp.core.abandoned: those need no heartbeat, so they are failed on the first sweep after their worker
+    died); returns the runs failed."""
+    from webapp.core.abandoned import fail_abandoned_jobs
     from webapp.training.runs import recover_stale_runs
 
-    return recover_stale_runs(stale_after)
+    recovered = recover_stale_runs(stale_after)
+    fail_abandoned_jobs()
+    return recovered
 
 
 def _close_connection() -> None:

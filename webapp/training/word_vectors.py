@@ -226,7 +226,19 @@ def import_word_vectors(
 
 
 def run_upload(job_id: int) -> str:
-    """A worker reads a large upload (``tasks.training.word_vectors_upload_task``); the stored file goes either way."""
+    """A worker reads a large upload (``tasks.training.word_vectors_upload_task``); the stored file goes either way.
+    Run under the upload's lease (webapp.core.lease): a worker that dies leaves it to the sweep of abandoned jobs,
+    which fails it and removes the file, instead of "checking" for ever."""
+    from webapp.core.lease import JobLease
+
+    with JobLease("word-vector upload", job_id) as lease:
+        if not lease.held:
+            logger.warning("word-vector upload %s: another worker runs it (or the sweep is failing it); left to it", job_id)
+            return "taken"
+        return _run_leased_upload(job_id)
+
+
+def _run_leased_upload(job_id: int) -> str:
     with transaction.atomic():
         job = WordVectorUpload.objects.select_for_update().get(pk=job_id)
         if not job.is_active:
