@@ -58,10 +58,14 @@ def stop_postgres(timeout_s: int = 60) -> bool:
     os.environ.setdefault("XDG_RUNTIME_DIR", str(data_dir() / "run"))  # as postgres_url(): pgserver reads it on import
     from pgserver._commands import POSTGRES_BIN_PATH
 
+    pid = _pid_in(pgdata / "postmaster.pid")
     owner = pwd.getpwuid(pgdata.stat().st_uid).pw_name
     command = [str(POSTGRES_BIN_PATH / "pg_ctl"), "-D", str(pgdata), "-w", "-t", str(timeout_s), "stop", "-m", "fast"]
     subprocess.run(command, check=True, capture_output=True, user=owner if os.geteuid() == 0 else None,
                    timeout=timeout_s + 10)
+    # pg_ctl's word is not taken for it: "stopped" is said once the postmaster's process is gone.
+    if pid is not None and not _gone(pid, timeout_s):
+        raise RuntimeError(f"the embedded PostgreSQL (postmaster {pid}) is still running after pg_ctl stop")
     return True
 
 
@@ -101,15 +105,56 @@ def redis_url() -> str:
     return f"redis+socket://{sock}"
 
 
-def stop_redis() -> None:
+def stop_redis(timeout_s: float = 30) -> bool:
+    """Stop the embedded Redis; returns whether one was running, once its process is gone."""
     sock = redis_socket()
-    if _redis_answers(sock):
-        import redis
+    if not _redis_answers(sock):
+        return False
+    import redis
 
+    pid = _pid_in(sock.parent / "redis.pid")
+    try:
+        redis.Redis(unix_socket_path=str(sock)).shutdown(nosave=True)
+    except redis.ConnectionError:
+        pass  # expected: the server drops the connection as it shuts down
+    if pid is not None and not _gone(pid, timeout_s):
+        raise RuntimeError(f"the embedded Redis (redis-server {pid}) is still running after SHUTDOWN")
+    return True
+
+
+def running() -> bool:
+    """Whether the embedded PostgreSQL or Redis of this data folder is running."""
+    pid = _pid_in(data_dir() / "pgdata" / "postmaster.pid")
+    return (pid is not None and not _gone(pid, 0)) or _redis_answers(redis_socket())
+
+
+def _pid_in(pid_file: Path) -> int | None:
+    """The process id a server wrote in its pid file (the first line), None when there is none."""
+    try:
+        return int(pid_file.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _gone(pid: int, timeout_s: float) -> bool:
+    """Wait until process ``pid`` has ended (or is a zombie of ours); whether it did within the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while True:
         try:
-            redis.Redis(unix_socket_path=str(sock)).shutdown(nosave=True)
-        except redis.ConnectionError:
-            return  # expected: the server drops the connection as it shuts down
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:  # alive, and another user's (the pgserver system user's postmaster)
+            pass
+        else:
+            try:  # a child of this process that ended but was not reaped yet counts as gone
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    return True
+            except ChildProcessError:
+                pass
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
 
 
 def _redis_answers(sock: Path) -> bool:

@@ -375,9 +375,13 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("stop", help="stop the embedded PostgreSQL and Redis")
     args = parser.parse_args(argv)
     if args.command == "stop":
-        embedded.stop_redis()
-        stopped = embedded.stop_postgres()
-        print("embedded PostgreSQL and Redis stopped" if stopped else "embedded Redis stopped (no embedded PostgreSQL was running)")
+        # Each line says what was found and is true only once the server's process is gone (checked by pid).
+        for name, stop in (("Redis", embedded.stop_redis), ("PostgreSQL", embedded.stop_postgres)):
+            try:
+                print(f"embedded {name} stopped" if stop() else f"embedded {name}: none was running")
+            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+                print(f"embedded {name} NOT stopped: {exc}", file=sys.stderr)
+                return 1
         return 0
     if args.data is not None and not args.data.is_dir():
         parser.error(f"--data {args.data}: not a folder")
