@@ -41,6 +41,17 @@ def test_a_curator_decides_with_the_keyboard_and_the_linker_learns(live_server, 
     expect(page.locator("#panel .near-miss-note")).to_contain_text("#1 and #2 are siblings under Diabetes Mellitus")
     page.wait_for_timeout(300)
     page.screenshot(path=str(screenshots / "curation-document-view.png"), full_page=True)
+    # On a 1440x900 screen, as the page opens, at least five candidates are wholly in view, each with its types
+    # and path on one line.
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.wait_for_timeout(200)
+    page.screenshot(path=str(screenshots / "curation-1440x900.png"))
+    in_view = page.evaluate("""() => [...document.querySelectorAll('#panel .candidate')]
+        .filter((li) => { const r = li.getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight; }).length""")
+    assert in_view >= 5, f"{in_view} candidates in view on a 1440x900 screen"
+    line = page.locator('#panel .candidate[data-number="4"] .cand-family summary')
+    assert line.evaluate("(el) => el.getBoundingClientRect().height") < 26  # one line: types | path
+    expect(line).to_contain_text("Metabolic disease")
     page.set_viewport_size({"width": 1440, "height": 2600})  # the sticky panel shows all ten candidates
     page.locator("#panel").screenshot(path=str(screenshots / "curation-candidate-panel.png"))
     page.set_viewport_size({"width": 1440, "height": 1000})
@@ -62,7 +73,9 @@ def test_a_curator_decides_with_the_keyboard_and_the_linker_learns(live_server, 
 
     # u: undo the last decision (the search link), then n: NIL for the same mention.
     page.keyboard.press("u")
-    expect(page.locator("#toast")).to_contain_text("Undone")
+    expect(page.locator("#panel .alert-success")).to_contain_text("Undone")
+    expect(page.locator("#panel")).not_to_contain_text("was undone")  # said once, not three times
+    expect(page.locator("#toast")).not_to_contain_text("Undone")
     expect(_quote(page)).to_have_text("obese")
     expect(page.locator("#panel-status")).to_have_text("Suggested by the model")
     page.keyboard.press("n")
@@ -81,7 +94,8 @@ def test_a_curator_decides_with_the_keyboard_and_the_linker_learns(live_server, 
     obese.refresh_from_db()
     assert obese.status == Mention.Status.NIL
     searched, nil = Decision.objects.filter(mention=obese).order_by("created_at")
-    assert (searched.action, searched.via, searched.concept_ref, searched.undone_by) == ("relink", "search", "MESH:D009765", bob)
+    # Obesity is the model's own top suggestion for "obese": found through search, it is an accept.
+    assert (searched.action, searched.via, searched.concept_ref, searched.undone_by) == ("accept", "search", "MESH:D009765", bob)
     assert searched.undone_at is not None and nil.action == "nil" and nil.undone_at is None
     assert list(Link.objects.filter(mention=obese, origin="curator").values_list("nil", flat=True)) == [True]
     assert not Name.objects.filter(text="obese").exists()  # the undone link's synonym is gone

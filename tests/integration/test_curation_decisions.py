@@ -90,6 +90,15 @@ def test_an_accepted_mention_text_becomes_a_curator_synonym_the_live_index_finds
     assert (top.concept_id, top.name) == ("MESH:D051436", "older adults")
 
 
+def test_finding_the_top_suggestion_through_search_is_an_accept(demo, bob) -> None:  # type: ignore[no-untyped-def]
+    m = mention("Type 2 diabetes")
+    outcome = services.decide(user=bob, mention_id=m.pk, action="relink", seen_updated_at=m.updated_at,
+                              concept=concept("MESH:D003924"), via="search")
+    assert (outcome.decision.action, outcome.decision.rank, outcome.decision.via) == ("accept", 1, "search")
+    assert Mention.objects.get(pk=m.pk).status == Mention.Status.ACCEPTED
+    assert not HardNegative.objects.filter(decision=outcome.decision).exists()
+
+
 def test_nil_keeps_the_top_suggestions_as_hard_negatives_and_reject_keeps_none(demo, bob) -> None:  # type: ignore[no-untyped-def]
     m = mention("obese")
     services.decide(user=bob, mention_id=m.pk, action="nil", seen_updated_at=m.updated_at)

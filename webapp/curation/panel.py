@@ -17,7 +17,7 @@ from webapp.curation.near_miss import NearMiss, kinship, near_miss, top_two_noti
 from webapp.curation.panel_types import CandidateTypes, MentionTypes, candidate_types, mention_types
 from webapp.curation.services.suggestions import PanelRanking
 from webapp.training.models import IndexVersion
-from webapp.vocab.models import Concept, DictionaryVersion, KnownType
+from webapp.vocab.models import Concept, DictionaryVersion, HierarchyEdge, KnownType
 
 STORED_CONFLICT = "Type conflict: flagged by the model when it made this suggestion."
 
@@ -69,6 +69,7 @@ class Panel:
     stored: bool = False  # the panel stored new suggestions (the mention may have become "suggested")
     types: MentionTypes | None = None  # who ranked, the mention's predicted types (None: stored suggestions)
     near_miss_notes: list[str] = field(default_factory=list)  # per part: its top two are siblings or parent and child
+    has_hierarchy: bool = False  # the dictionary version has hierarchy edges ("a root" means something)
 
     @property
     def is_composite(self) -> bool:
@@ -164,7 +165,11 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
         )
     latest = Decision.objects.filter(mention=mention).select_related("user", "concept").order_by("-created_at", "-id").first()
     stored = ranking.stored if ranking is not None else False
-    return Panel(mention, parts, rows, model_version, live, version, current, gold, latest, note, stored, types, notes)
+    # A candidate with a path proves a hierarchy; only when none has one is the version asked (one indexed row).
+    has_hierarchy = any(row.path for row in rows) or (
+        version is not None and HierarchyEdge.objects.filter(version=version).exists())
+    return Panel(mention, parts, rows, model_version, live, version, current, gold, latest, note, stored, types, notes,
+                 has_hierarchy)
 
 
 def _near_misses(candidates: list[_Candidate], by_cid: dict[str, Concept], ancestry: Lineage) -> tuple[dict[int, NearMiss], list[str]]:

@@ -155,7 +155,8 @@ def decide(
         parts = range(part_count(mention))
     else:
         parts = range(part, part + 1)
-    decisions = [_apply(mention, action, concept, p, user, via, batch, time_on_task_ms if p == parts[0] else None) for p in parts]
+    decisions = [_apply(mention, _as_recorded(mention, action, concept, p), concept, p, user, via, batch,
+                        time_on_task_ms if p == parts[0] else None) for p in parts]
     decision = decisions[0]
     propagated: list[Decision] = []
     if twins:
@@ -215,6 +216,14 @@ def _suggestions(mention: Mention, part: int) -> list[Link]:
     return list(
         mention.links.filter(origin=Link.Origin.MODEL, part=part).select_related("concept").order_by("rank", "id")
     )
+
+
+def _as_recorded(mention: Mention, action: str, concept: Concept | None, part: int) -> str:
+    """A relink to the model's own top suggestion is recorded as an accept: the curator confirmed the model,
+    whether by its candidate list or by finding the same concept through search (as propagation records twins)."""
+    if action == Action.RELINK and concept is not None and _top_concept_pk(mention, part) == concept.pk:
+        return Action.ACCEPT
+    return action
 
 
 def _top_concept_pk(mention: Mention, part: int) -> int | None:

@@ -46,6 +46,11 @@
 
   function highlight() {
     document.querySelectorAll("#document-text mark.selected").forEach((m) => m.classList.remove("selected"));
+    // Keyboard focus left on a mention the curator has moved away from (auto-advance, undo) would draw a
+    // second ring beside the selection: only the current mention keeps it.
+    const focused = document.activeElement;
+    if (focused && focused.matches && focused.matches("#document-text mark")
+        && !(focused.dataset.mentionIds || "").split(" ").includes(current || "")) focused.blur();
     if (!current) return;
     document.querySelectorAll(`#document-text mark[data-mention-ids~="${current}"]`).forEach((m) => m.classList.add("selected"));
   }
@@ -163,8 +168,8 @@
     if (autoAdvance.checked && detail.advance !== false) setTimeout(advance, 0);
   });
   document.body.addEventListener("curation:undone", (evt) => {
+    // The message is the panel's own status line (announced by its role="status"): no toast repeating it.
     const detail = evt.detail || {};
-    if (detail.message) toast(detail.message);
     if (detail.mention) { current = String(detail.mention); highlight(); }
     else current = null;
   });
