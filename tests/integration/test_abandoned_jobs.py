@@ -8,6 +8,7 @@ from __future__ import annotations
 import signal
 import time
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 
@@ -38,8 +39,10 @@ def test_a_lease_is_seen_while_held_and_one_holder_at_a_time() -> None:
     with JobLease("import", 7) as lease:
         assert lease.held and leased("import", [7, 8]) == {7}
         assert leased("evaluation", [7]) == set()  # kinds do not collide
-        with JobLease("import", 7) as second:
-            assert not second.held  # a duplicate delivery of the same job
+        started = time.monotonic()
+        with JobLease("import", 7, wait_s=0.5) as second:
+            assert not second.held  # a duplicate delivery of the same job, after trying for wait_s
+        assert time.monotonic() - started >= 0.5
     assert leased("import", [7]) == set()
 
 
@@ -103,7 +106,7 @@ def test_abandoned_evaluations_and_word_vector_uploads_are_failed(tmp_path: Path
 @pytest.mark.django_db
 def test_a_job_whose_lease_another_holds_is_left_to_it() -> None:
     job = _import(state=ImportJob.State.QUEUED)
-    with JobLease("import", job.pk):  # another worker runs it (a message delivered twice)
+    with JobLease("import", job.pk), patch("webapp.core.lease.WAIT_S", 0.3):  # another worker runs it (a message delivered twice)
         assert run_import(job.pk) == "taken"
     assert ImportJob.objects.get(pk=job.pk).state == ImportJob.State.QUEUED
 

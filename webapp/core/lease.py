@@ -9,9 +9,10 @@ job has ended. PostgreSQL releases a session's locks the moment its connection c
 connections close with it. So a running job whose lease nobody holds has lost its runner, at once and with no
 clock to trust. :func:`webapp.core.abandoned.fail_abandoned_jobs` fails such jobs.
 
-Both sides *try* the lock: a runner that cannot take it leaves the job to whoever holds it (a duplicate delivery
-of the same message, or the sweep that is failing the job this instant), and the sweep takes the lease itself
-before failing a job, so that no runner can take the job up between the sweep's look and its write.
+Both sides *try* the lock: a runner that cannot take it within a few seconds leaves the job to whoever holds it (a
+duplicate delivery of the same message); one held only for a moment (the sweep failing the job, a try that is
+ending) is waited for. The sweep takes the lease itself before failing a job, so that no runner can take the job
+up between the sweep's look and its write.
 
 Keys are (namespace, job id): one namespace per kind of job, distinct from the project's other advisory locks
 (imports' per-collection lock, the decisions' per-text lock, the index build lock).
@@ -20,6 +21,7 @@ Keys are (namespace, job id): one namespace per kind of job, distinct from the p
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable
 from types import TracebackType
 
@@ -27,6 +29,8 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 logger = logging.getLogger(__name__)
+
+WAIT_S = 5.0  # how long a runner tries for a lease another process holds before leaving the job to it
 
 # Namespaces (the lock's first key): four ASCII letters each, positive 32-bit integers.
 NAMESPACES: dict[str, int] = {
@@ -46,31 +50,47 @@ class JobLease:
     Use it as a context manager; ``held`` says whether the lease was taken (False: another process holds it).
     """
 
-    def __init__(self, kind: str, job_id: int) -> None:
+    def __init__(self, kind: str, job_id: int, wait_s: float | None = None) -> None:
         self.kind = kind
         self.job_id = job_id
+        self.wait_s = WAIT_S if wait_s is None else wait_s
         self.held = False
         self._connection: BaseDatabaseWrapper | None = None
 
     def acquire(self) -> bool:
+        """Take the lease, trying for up to ``wait_s`` seconds: another holder may be about to let go (the sweep
+        failing the job, a try that is ending); one that keeps it runs the job, and this one leaves it."""
         # A connection of its own: the job's own work may run one long transaction on this thread's connection,
         # and an error there must not drop the lease (nor a lease's end commit the job's work).
         self._connection = connections.create_connection(DEFAULT_DB_ALIAS)
+        deadline = time.monotonic() + self.wait_s
         with self._connection.cursor() as cursor:
-            cursor.execute("SELECT pg_try_advisory_lock(%s::int, %s::int)", _keys(self.kind, self.job_id))
-            self.held = bool(cursor.fetchone()[0])
+            while True:
+                cursor.execute("SELECT pg_try_advisory_lock(%s::int, %s::int)", _keys(self.kind, self.job_id))
+                self.held = bool(cursor.fetchone()[0])
+                if self.held or time.monotonic() >= deadline:
+                    break
+                time.sleep(0.1)
         if not self.held:
             self.release()
         return self.held
 
     def release(self) -> None:
-        """End the lease: closing its connection releases the lock (an explicit unlock would add nothing)."""
-        if self._connection is not None:
+        """End the lease. Unlocked explicitly before the connection closes: a closed connection's server process
+        lets go of its locks a moment after the client has gone, and the next look must not still see them."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
             try:
-                self._connection.close()
+                if self.held:
+                    with connection.cursor() as cursor:
+                        cursor.execute("SELECT pg_advisory_unlock(%s::int, %s::int)", _keys(self.kind, self.job_id))
             except DatabaseError:  # a connection the database already dropped: its locks went with it
-                logger.debug("%s %s: closing the lease's connection failed", self.kind, self.job_id, exc_info=True)
-            self._connection = None
+                logger.debug("%s %s: unlocking the lease failed", self.kind, self.job_id, exc_info=True)
+            finally:
+                try:
+                    connection.close()
+                except DatabaseError:
+                    logger.debug("%s %s: closing the lease's connection failed", self.kind, self.job_id, exc_info=True)
         self.held = False
 
     def __enter__(self) -> JobLease:
