@@ -16,8 +16,9 @@ from __future__ import annotations
 import gzip
 import io
 import re
+import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -28,6 +29,7 @@ __all__ = [
     "GoldMention",
     "PubTatorDocument",
     "open_text",
+    "undecodable_line",
     "iter_medic_tsv",
     "iter_dnorm_dictionary",
     "iter_obo",
@@ -89,6 +91,8 @@ class GoldMention:
     parts: tuple[tuple[str, ...], ...]
     # BC5CDR's 7th column: the text of each composite part ("Ocular toxicity|auditory toxicity").
     part_texts: tuple[str, ...] = ()
+    # The line of the file, for an error about this mention further down the pipeline; not part of its identity.
+    line: int = field(default=0, compare=False)
 
     @property
     def concept_ids(self) -> tuple[str, ...]:
@@ -136,11 +140,34 @@ def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
             for lineno, raw in enumerate(fh, start=1):
                 yield lineno, raw.rstrip("\r\n")
     except UnicodeDecodeError as exc:
-        raise ParseError(path, lineno + 1, f"not UTF-8 text ({exc.reason})") from exc
-    except (EOFError, gzip.BadGzipFile, OSError) as exc:
+        # The text layer decodes 8 KB ahead of the line being read: the line before it is not the culprit.
+        found = undecodable_line(path)
+        line, reason = found if found else (lineno + 1, exc.reason)
+        raise ParseError(path, line, f"not UTF-8 text ({reason})") from exc
+    except (EOFError, gzip.BadGzipFile, OSError, zlib.error) as exc:
+        # zlib.error: a .gz file whose compressed data is damaged (not merely cut short, which is an EOFError).
         if isinstance(exc, FileNotFoundError):
             raise
         raise ParseError(path, lineno + 1, f"unreadable or truncated file ({exc})") from exc
+
+
+def undecodable_line(path: str | Path) -> tuple[int, str] | None:
+    """(1-based line, reason) of the first bytes of a file (un-gzipped if ``*.gz``) that are not UTF-8, or None.
+
+    Read line by line as bytes: a newline byte is never part of a longer UTF-8 sequence, so each line decodes
+    on its own, and the file is never held whole in memory.
+    """
+    p = Path(path)
+    try:
+        with gzip.open(p, "rb") if p.suffix == ".gz" else open(p, "rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    return number, f"{exc.reason} at byte {exc.start + 1} of the line"
+    except (EOFError, OSError, zlib.error):
+        return None
+    return None
 
 
 def _split_list(value: str) -> tuple[str, ...]:
@@ -432,6 +459,7 @@ def iter_pubtator(path: str | Path) -> Iterator[PubTatorDocument]:
                 ids_raw=ids_raw,
                 parts=_parse_ids(ids_raw),
                 part_texts=_split_list(cols[6]) if len(cols) > 6 else (),
+                line=lineno,
             )
         )
     yield from flush()

@@ -16,6 +16,7 @@ documents already in the collection skipped, errors naming the file and the line
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,6 +92,7 @@ def _mention(gold: GoldMention) -> MentionRecord:
         mention_type=gold.mention_type,
         links=links or (LinkRecord(part=0, nil=True),),
         part_texts=tuple(gold.part_texts),
+        line=gold.line,
     )
 
 
@@ -99,7 +101,7 @@ def _estimate_documents(path: Path) -> int | None:
     try:
         with open_text(path) as fh:
             return sum(1 for line in fh if "|t|" in line[:40])
-    except (OSError, UnicodeDecodeError, EOFError):
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error):  # zlib.error: a damaged .gz file
         return None  # the reader will report where the file is broken
 
 

@@ -39,8 +39,8 @@ from webapp.corpus.formats.records import (
     FormatError,
     LinkRecord,
     MentionRecord,
-    has_nul,
     too_deep,
+    unstorable_character,
 )
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.corpus.resolver import ConceptResolver, dictionary_version_for
@@ -256,18 +256,21 @@ class DocumentWriter:
         too_long = limits.document_chars_over("the document text is", len(record.text))
         if too_long:
             raise self._refused(record, None, too_long)
-        # PostgreSQL stores no NUL character (text or jsonb): named here, not as a database error about a batch.
+        # PostgreSQL stores no NUL character (text or jsonb), and the driver cannot encode a lone surrogate (JSON
+        # decodes "\ud800" to one): named here, not as a database or encoding error about some row of a batch.
         for name, value in (("id", record.external_id), ("title", record.title), ("text", record.text), ("metadata", record.metadata)):
-            if has_nul(value):
-                raise self._refused(record, None, f"field {name!r} contains a NUL character")
+            bad = unstorable_character(value)
+            if bad:
+                raise self._refused(record, None, f"field {name!r} contains {bad}")
         if too_deep(record.metadata):
             raise self._refused(record, None, f"field 'metadata' is nested too deeply (more than {MAX_METADATA_DEPTH} levels)")
         for m in record.mentions:
             if not 0 <= m.start < m.end <= len(record.text):
                 raise self._refused(record, m, f"span {m.start}-{m.end} outside the document text (length {len(record.text)})")
             for name, value in (("type", m.mention_type), ("part_texts", m.part_texts), ("concept_id", [link.concept_id for link in m.links])):
-                if has_nul(value):
-                    raise self._refused(record, m, f"field {name!r} contains a NUL character")
+                bad = unstorable_character(value)
+                if bad:
+                    raise self._refused(record, m, f"field {name!r} contains {bad}")
             if len(m.mention_type) > _TYPE_MAX:
                 raise self._refused(record, m, f"mention type {m.mention_type[:40]!r}... is longer than {_TYPE_MAX}")
             parts = [link.part for link in m.links]
@@ -356,7 +359,8 @@ class DocumentWriter:
 
     def _refused(self, record: DocumentRecord, mention: MentionRecord | None, message: str) -> ValueError:
         if record.line:
-            return ParseError(self.source, record.line, message)
+            # A PubTator mention is a line of its own, below its document's title line: name the one at fault.
+            return ParseError(self.source, (mention.line if mention else 0) or record.line, message)
         where = (mention.where if mention else "") or record.where or f"document {record.external_id}"
         return FormatError(self.source, where, message)
 

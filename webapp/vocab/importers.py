@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
@@ -194,7 +195,7 @@ def _estimate_records(path: Path, fmt: str) -> int | None:
                     count += line.startswith("[Term]")
                 else:
                     count += bool(line.strip()) and not line.startswith("#")
-    except (OSError, UnicodeDecodeError, EOFError):
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error):  # zlib.error: a damaged .gz file
         return None  # the reader will report where the file is broken
     return count
 

@@ -39,6 +39,12 @@ IS_A = "is_a"
 # instead of as a database error about some row of a 5,000-row batch.
 _ID_MAX = max_length(Concept, "concept_id")
 _TYPE_MAX = max_length(KnownType, "code")
+# A name and its normalised form are keys of B-tree indexes (unique per concept; search by normalised name),
+# whose entries PostgreSQL caps at 2,704 bytes: a longer name (a column shifted into the synonyms, a file
+# cut mid-line) would fail a whole batch with "index row size ... exceeds maximum". No real name comes near.
+MAX_NAME_BYTES = 2000
+# NFKC turns a character into at most 18 (U+FDFA: 3 bytes into 36), so a name this short cannot normalise past it.
+_NORMALISE_ABOVE = MAX_NAME_BYTES // 18
 
 
 @dataclass
@@ -139,6 +145,18 @@ class VersionWriter:
         long_type = [t for t in record.known_types if len(t) > _TYPE_MAX]
         if long_type:
             raise ParseError(self.path, record.line, f"known type {long_type[0][:40]!r}... is longer than {_TYPE_MAX} characters")
+        for name, candidates in (("preferred_name", (record.preferred_name,)), ("synonyms", tuple(s.text for s in record.synonyms))):
+            for text in candidates:
+                size = len(text.encode())
+                if size > _NORMALISE_ABOVE:
+                    size = max(size, len(normalize(text).encode()))
+                if size > MAX_NAME_BYTES:
+                    raise ParseError(
+                        self.path,
+                        record.line,
+                        f"concept {record.concept_id}: field {name!r} holds a name of {len(text):,} characters "
+                        f"({text[:40]!r}...), longer than a name may be ({MAX_NAME_BYTES:,} bytes of UTF-8)",
+                    )
 
     def _name_rows(self, records: Sequence[ConceptRecord], pks: dict[str, int]) -> Iterator[tuple[Any, ...]]:
         source = Name.Source.DICTIONARY.value

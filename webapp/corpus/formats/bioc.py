@@ -29,6 +29,7 @@ from webapp.corpus.formats.records import (
     deep_json_keys,
     ids_field,
     links_from_ids,
+    not_utf8,
 )
 
 ID_INFONS = ("identifier", "Identifier", "MESH", "concept_id", "CUI")
@@ -47,11 +48,14 @@ def read_bioc_xml(path: str | Path) -> Iterator[DocumentRecord]:
     except etree.XMLSyntaxError as exc:
         raise FormatError(path, f"line {exc.lineno}", f"not well-formed XML ({exc.msg})") from exc
     except UnicodeDecodeError as exc:
-        raise FormatError(path, "", f"not UTF-8 text ({exc.reason})") from exc
-    except (ValueError, TypeError, AttributeError) as exc:
-        # The bioc package reads offsets with int() and says no more than "invalid literal for int()":
+        raise not_utf8(path, exc) from exc
+    except (ValueError, TypeError, AttributeError, KeyError) as exc:
+        # The bioc package reads offsets with int() and says no more than "invalid literal for int()", and
+        # an annotation without its id attribute (or a location without its offset) is a bare KeyError:
         # find the element and the field ourselves.
-        raise _xml_number_error(path) or FormatError(path, "", f"not a BioC collection ({exc})") from exc
+        raise _xml_field_error(path) or FormatError(path, "", f"not a BioC collection ({exc})") from exc
+    if not collection.documents:
+        _check_root(path)
     yield from _documents(path, collection)
 
 
@@ -60,7 +64,7 @@ def read_bioc_json(path: str | Path) -> Iterator[DocumentRecord]:
         with open(path, encoding="utf-8-sig") as fh:  # -sig: a byte-order mark is not JSON, and not an error
             collection = biocjson.load(fh)
     except UnicodeDecodeError as exc:
-        raise FormatError(path, "", f"not UTF-8 text ({exc.reason})") from exc
+        raise not_utf8(path, exc) from exc
     except RecursionError:
         raise _too_deep(path) from None
     except ValueError as exc:  # json.JSONDecodeError is a ValueError with a line number
@@ -95,8 +99,9 @@ def _int(path: str | Path, where: str, value: object, name: str) -> int:
     raise FormatError(path, where, f"{name} must be an integer (found {value!r})")
 
 
-def _xml_number_error(path: str | Path) -> FormatError | None:
-    """The first offset or length of a BioC XML file that is not an integer, named by document and element."""
+def _xml_field_error(path: str | Path) -> FormatError | None:
+    """The first offset or length of a BioC XML file that is not an integer, or an annotation without its id,
+    named by document and element."""
     try:
         root = etree.parse(str(path)).getroot()
     except (etree.XMLSyntaxError, OSError):
@@ -108,13 +113,27 @@ def _xml_number_error(path: str | Path) -> FormatError | None:
                 _int(path, f"{where} / passage {number}", passage.findtext("offset"), "field 'offset'")
                 for s_number, sentence in enumerate(passage.iterfind("sentence"), start=1):
                     _int(path, f"{where} / passage {number} / sentence {s_number}", sentence.findtext("offset"), "field 'offset'")
-            for annotation in document.iter("annotation"):
+            for number, annotation in enumerate(document.iter("annotation"), start=1):
+                if annotation.get("id") is None:
+                    raise FormatError(path, f"{where} / annotation #{number}", "the annotation has no id (attribute 'id')")
                 for location in annotation.iterfind("location"):
                     for name in ("offset", "length"):
                         _int(path, f"{where} / annotation {annotation.get('id')}", location.get(name), f"location field {name!r}")
     except FormatError as exc:
         return exc
     return None
+
+
+def _check_root(path: str | Path) -> None:
+    """Refuse XML that is not BioC by name: another root element gives no documents, which alone would read as
+    an empty file. (Checked only when no document was found; the file parsed once already.)"""
+    try:
+        with open(path, encoding="utf-8") as fh:  # as biocxml.load read it
+            root = etree.parse(fh).getroot()
+    except (etree.XMLSyntaxError, OSError, ValueError):
+        return
+    if root.tag != "collection":
+        raise FormatError(path, f"line {root.sourceline}", f"not a BioC collection (the root element is <{root.tag}>, not <collection>)")
 
 
 def _documents(path: str | Path, collection: bioc.BioCCollection) -> Iterator[DocumentRecord]:

@@ -70,7 +70,8 @@ def _decode(path: Path, name: str, data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FormatError(path, name, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise FormatError(path, f"{name}: line {line}", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 
 
 def _document(where: str, external_id: str, text: str, ann: str | None) -> DocumentRecord:
@@ -87,7 +88,10 @@ def _document(where: str, external_id: str, text: str, ann: str | None) -> Docum
             if not m:
                 raise FormatError(ann_where, f"line {lineno}", "expected 'T<n><TAB>Type start end[;start end]<TAB>text'")
             tid, mention_type, ranges, quoted = m.groups()
-            pairs = [tuple(int(x) for x in r.split()) for r in ranges.split(";")]
+            try:
+                pairs = [tuple(int(x) for x in r.split()) for r in ranges.split(";")]
+            except ValueError:  # more digits than Python converts (4,300): far past any text's end anyway
+                raise FormatError(ann_where, f"line {lineno}", f"span {ranges[:40]}... outside the text (length {len(text)})") from None
             start, end = min(p[0] for p in pairs), max(p[1] for p in pairs)
             if not 0 <= start < end <= len(text):
                 raise FormatError(ann_where, f"line {lineno}", f"span {start}-{end} outside the text (length {len(text)})")

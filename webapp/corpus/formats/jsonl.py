@@ -22,6 +22,7 @@ from webapp.corpus.formats.records import (
     LinkRecord,
     MentionRecord,
     deep_json_keys,
+    not_utf8,
 )
 
 
@@ -31,7 +32,7 @@ def read_jsonl(path: str | Path) -> Iterator[DocumentRecord]:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             lines = list(enumerate(fh, start=1))
     except UnicodeDecodeError as exc:
-        raise FormatError(path, "", f"not UTF-8 text ({exc.reason})") from exc
+        raise not_utf8(path, exc) from exc
     for lineno, line in lines:
         if not line.strip():
             continue
@@ -39,12 +40,17 @@ def read_jsonl(path: str | Path) -> Iterator[DocumentRecord]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise FormatError(path, where, f"not JSON ({exc.msg} at column {exc.colno})") from exc
+            # Some of json's messages end in "at" ("Invalid control character at"): not twice.
+            raise FormatError(path, where, f"not JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})") from exc
         except RecursionError:
             # json gives up around a thousand levels down; name the top-level field that nests so deep.
             keys = (deep_json_keys(line, MAX_METADATA_DEPTH + 1) or (0, []))[1]
             field = f"field {keys[0]!r}" if keys else "the line"
             raise FormatError(path, where, f"{field} is nested too deeply (more than {MAX_METADATA_DEPTH} levels)") from None
+        except ValueError as exc:
+            # Not a JSONDecodeError: a number of more digits than Python converts (4,300) stops json.loads with a
+            # plain ValueError that names neither the file nor the line.
+            raise FormatError(path, where, f"not JSON ({str(exc).split(':')[0]})") from None
         yield _document(path, where, obj)
 
 

@@ -29,7 +29,8 @@ def read_pubtator(path: str | Path) -> Iterator[DocumentRecord]:
                 mention_type=m.mention_type,
                 links=links_from_ids(m.ids_raw),
                 part_texts=m.part_texts,
-                where=f"line {doc.line}",
+                where=f"line {m.line or doc.line}",
+                line=m.line,
             )
             for m in doc.mentions
         ]

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from linker.data import undecodable_line
 
 # Metadata nests a few levels in practice (PubTator relations: 3); far deeper JSON is refused by name rather
 # than met later as a RecursionError when it is encoded for PostgreSQL, deep inside the request's stack.
@@ -50,6 +53,8 @@ class MentionRecord:
     part_texts: tuple[str, ...] = ()
     status: str = ""  # exported for JSONL only
     where: str = ""
+    # The mention's own line in a line-based file (PubTator), named by an error about it; else 0.
+    line: int = 0
 
     def ids_field(self) -> str:
         return ids_field(self.links)
@@ -98,20 +103,49 @@ def links_from_ids(raw: str) -> tuple[LinkRecord, ...]:
     return tuple(links)
 
 
+def not_utf8(path: str | Path, exc: UnicodeDecodeError) -> FormatError:
+    """The refusal of a file that is not UTF-8, naming the line of its first undecodable bytes (the reader's
+    own error only knows a position in whatever chunk it was decoding)."""
+    found = undecodable_line(path)
+    if found is None:
+        return FormatError(path, "", f"not UTF-8 text ({exc.reason})")
+    line, reason = found
+    return FormatError(path, f"line {line}", f"not UTF-8 text ({reason})")
+
+
+def unstorable_character(value: Any) -> str | None:
+    """What in a string, or in any key or string of a JSON value, PostgreSQL cannot store: "a NUL character",
+    or a lone surrogate (JSON's ``"\\ud800"`` decodes to one: half a character, which no UTF-8 text can hold,
+    so the driver would fail encoding the row), named by its code point. None when there is none."""
+    for text in _strings(value):
+        if "\x00" in text:
+            return "a NUL character"
+        surrogate = _SURROGATE.search(text)
+        if surrogate:
+            return f"a lone surrogate (U+{ord(surrogate.group()):04X}), which is not a character"
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def has_nul(value: Any) -> bool:
     """Whether a string, or any key or string inside a JSON value, holds NUL, which PostgreSQL cannot store."""
+    return any("\x00" in text for text in _strings(value))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string of a JSON value, keys included (walked without recursion)."""
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if "\x00" in item:
-                return True
+            yield item
         elif isinstance(item, dict):
             stack.extend(item.keys())
             stack.extend(item.values())
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
-    return False
 
 
 def too_deep(value: Any, limit: int = MAX_METADATA_DEPTH) -> bool:
