@@ -351,3 +351,12 @@ def test_bioc_json_field_of_the_wrong_type_names_the_document(tmp_path: Path) ->
     with pytest.raises(FormatError, match=r"d\.json: document 42 / annotation T1: location field 'length' must be an integer \(found 'six'\)"):
         import_documents(path, "bioc-json", collection_slug="b")
     assert nothing_written()
+
+
+def test_a_lone_surrogate_in_an_api_body_is_a_400_not_a_500(alice_api: APIClient) -> None:
+    Collection.objects.create(slug="c", title="C")
+    body = '{"collection": "c", "external_id": "9", "text": "Gout \\ud800 flares."}'
+    response = alice_api.post("/api/documents/", body, content_type="application/json")
+    assert response.status_code == 400
+    assert "lone surrogate (U+D800)" in response.json()["detail"]
+    assert not Document.objects.exists()

@@ -117,16 +117,21 @@ def unstorable_character(value: Any) -> str | None:
     """What in a string, or in any key or string of a JSON value, PostgreSQL cannot store: "a NUL character",
     or a lone surrogate (JSON's ``"\\ud800"`` decodes to one: half a character, which no UTF-8 text can hold,
     so the driver would fail encoding the row), named by its code point. None when there is none."""
+    if any("\x00" in text for text in _strings(value)):
+        return "a NUL character"
+    return lone_surrogate(value)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate in a string or in any key or string of a JSON value, named; None when none."""
     for text in _strings(value):
-        if "\x00" in text:
-            return "a NUL character"
         surrogate = _SURROGATE.search(text)
         if surrogate:
             return f"a lone surrogate (U+{ord(surrogate.group()):04X}), which is not a character"
     return None
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def has_nul(value: Any) -> bool:
