@@ -1,12 +1,16 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from webapp.core import import_views
 from webapp.core import views as core_views
 
 urlpatterns = [
     path("", core_views.home, name="home"),
     path("healthz", core_views.healthz, name="healthz"),
     path("imports/", core_views.import_jobs, name="import-jobs"),
+    path("imports/dictionary/", import_views.dictionary_import, name="import-dictionary"),
+    path("imports/documents/", import_views.documents_import, name="import-documents"),
+    path("imports/text/", import_views.text_import, name="import-text"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
     path("dictionaries/", include("webapp.vocab.urls")),

@@ -3,12 +3,14 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from django_htmx.http import HttpResponseStopPolling
 
 from webapp.core.decorators import admin_required
 from webapp.core.health import cached_checks
+from webapp.core.imports import job_rows
 from webapp.core.models import ImportJob
 from webapp.core.roles import is_curator
 from webapp.corpus.selectors import collection_summaries
@@ -49,9 +51,11 @@ IMPORT_JOBS_SHOWN = 100
 @require_GET
 @admin_required
 def import_jobs(request: HttpRequest) -> HttpResponse:
-    """Import jobs, newest first; the table polls itself while a job is queued or running."""
+    """Import jobs, newest first; the table polls itself while a job is queued or running. ``?job=ID`` highlights
+    the job an admin has just queued (the import forms redirect here)."""
+    jobs = ImportJob.objects.select_related("created_by")[:IMPORT_JOBS_SHOWN]
     context = {
-        "jobs": ImportJob.objects.select_related("created_by")[:IMPORT_JOBS_SHOWN],
+        "rows": job_rows(jobs, timezone.now(), highlight=_int_or_none(request.GET.get("job"))),
         "active": ImportJob.objects.filter(state__in=[ImportJob.State.QUEUED, ImportJob.State.RUNNING]).exists(),
     }
     if request.htmx and not request.htmx.history_restore_request and request.htmx.target == "import-jobs":
@@ -61,3 +65,7 @@ def import_jobs(request: HttpRequest) -> HttpResponse:
             return HttpResponseStopPolling(render_to_string(fragment, context, request))
         return render(request, fragment, context)
     return render(request, "core/import_list.html", context)
+
+
+def _int_or_none(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() else None

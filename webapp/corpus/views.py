@@ -18,6 +18,7 @@ from webapp.corpus.selectors import (
     status_counts,
     text_blocks,
 )
+from webapp.training.models import IndexVersion
 
 DOCUMENTS_PER_PAGE = 50
 
@@ -37,7 +38,14 @@ def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
     template = "corpus/collection_detail.html"
     if request.htmx and not request.htmx.history_restore_request and request.htmx.target == "document-list":
         template += "#document-list"
-    return render(request, template, {"collection": collection, "page": page, "rows": rows})
+    context = {"collection": collection, "page": page, "rows": rows, "index_missing": _index_missing(collection)}
+    return render(request, template, context)
+
+
+def _index_missing(collection: Collection) -> bool:
+    """The collection's dictionary serves no candidates yet: it has no active index (a new dictionary)."""
+    return collection.dictionary_id is not None and not IndexVersion.objects.filter(
+        dictionary_id=collection.dictionary_id, state=IndexVersion.State.ACTIVE).exists()
 
 
 @require_GET

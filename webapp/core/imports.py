@@ -1,0 +1,226 @@
+"""Imports an admin starts in the browser, and how the Imports page shows them.
+
+An uploaded file (a dictionary, a file of documents) or a pasted text is stored in an upload folder of its own
+(:mod:`webapp.core.uploads`) and queued as an import job with :func:`webapp.core.jobs.queue_import`, exactly as
+the API does: the worker reads it, the job row reports its progress and the refused line, and the folder goes
+when the job ends. What can be refused before anything is queued (a dictionary whose format cannot be told, a
+document file of no known format) is refused here, as an :class:`ImportRefused` naming the form field at fault,
+and the stored file is removed at once.
+
+A pasted text is one document without mentions, written as a one-line JSON Lines file so that it travels the
+same road as any other file of documents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from django.core.files.uploadedfile import UploadedFile
+
+from linker.data import ParseError, sniff_dictionary_format
+from webapp.core.jobs import queue_import
+from webapp.core.models import ImportJob
+from webapp.core.uploads import new_upload_folder, upload_folder
+from webapp.corpus.formats import FORMATS
+from webapp.training.models import IndexVersion
+
+DICTIONARY_FORMAT_LABELS = {"medic": "MEDIC TSV", "dnorm": "DNorm/BioSyn text", "obo": "OBO"}
+
+# A file's name says its format; ".txt" is PubTator only when its first line reads like one (checked below).
+DOCUMENT_SUFFIXES = {
+    ".pubtator": "pubtator", ".txt": "pubtator", ".xml": "bioc-xml", ".bioc": "bioc-xml", ".json": "bioc-json",
+    ".jsonl": "jsonl", ".ndjson": "jsonl", ".zip": "brat",
+}
+# The file a pasted text is stored as: "pasted-text-<sha>.jsonl", shown on the Imports page as the document's id.
+PASTED_PREFIX, PASTED_SUFFIX = "pasted-", ".jsonl"
+_PUBTATOR_TITLE = re.compile(rb"[^|\r\n]+\|t\|")
+_HEAD_BYTES = 4096
+
+
+class ImportRefused(ValueError):
+    """Refused before anything was queued; ``field`` names the form field at fault (None: the whole form)."""
+
+    def __init__(self, field: str | None, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+# --- storing and queueing -----------------------------------------------------------------------------------
+
+
+def safe_file_name(name: str | None, default: str = "upload") -> str:
+    """The uploaded file's own name, reduced to characters safe in a path (never a folder, never hidden)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", Path(name or "").name).lstrip(".") or default
+
+
+@contextmanager
+def stored_upload(chunks: Iterable[bytes], name: str) -> Iterator[Path]:
+    """The bytes stored as ``uploads/<hex>/<name>`` on the artifact volume the workers read; the folder is removed
+    if the block raises (refused, or the task queue unreachable), kept for the job otherwise."""
+    folder = new_upload_folder()
+    try:
+        path = folder / name
+        with open(path, "wb") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+        yield path
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def queue_dictionary_upload(upload: UploadedFile, *, dictionary_slug: str, title: str = "", release: str = "",
+                            user: Any = None) -> ImportJob:
+    """Queue the import of an uploaded dictionary file as a new release of ``dictionary_slug`` (created if new).
+
+    The format is told from the file's name and first lines as the importer tells it; a file it cannot tell is
+    refused on the ``file`` field. Raises :class:`webapp.core.queue.QueueUnavailable` when the task queue is down
+    (the job is then failed with the reason and the file removed).
+    """
+    name = safe_file_name(upload.name, "dictionary")
+    with stored_upload(upload.chunks(), name) as path:
+        try:
+            fmt = sniff_dictionary_format(path)
+        except ParseError as exc:
+            raise ImportRefused("file", f"{name}: {exc.message}") from None
+        params = {"dictionary_slug": dictionary_slug, "title": title or None, "release": release or None, "fmt": fmt}
+        return queue_import(ImportJob.Kind.DICTIONARY, path, params, user=user)
+
+
+def queue_documents_upload(upload: UploadedFile, *, fmt: str, collection_slug: str, title: str = "",
+                           dictionary_slug: str | None = None, user: Any = None) -> ImportJob:
+    """Queue the import of an uploaded file of documents (``fmt``: a name of ``FORMATS``, or "" to tell it from
+    the file's name and first bytes) into ``collection_slug`` (created if new, with ``title``)."""
+    name = safe_file_name(upload.name, "documents")
+    if not fmt:
+        fmt = document_format(name, _head(upload))
+    if fmt not in FORMATS:
+        raise ImportRefused("format", f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    with stored_upload(upload.chunks(), name) as path:
+        params = {"collection_slug": collection_slug, "title": title or None, "dictionary_slug": dictionary_slug,
+                  "format": fmt}
+        return queue_import(ImportJob.Kind.DOCUMENTS, path, params, user=user)
+
+
+def queue_text(text: str, *, collection_slug: str, document_title: str = "", collection_title: str = "",
+               dictionary_slug: str | None = None, user: Any = None) -> ImportJob:
+    """Queue one plain-text document (no mentions) into ``collection_slug`` (created if new). Its id is taken from
+    the text (``text-`` and the start of its SHA-256), so the same text added twice is one document."""
+    document_id = text_document_id(text)
+    record = {"id": document_id, "title": document_title, "text": text, "mentions": []}
+    line = json.dumps(record, ensure_ascii=False) + "\n"
+    with stored_upload([line.encode("utf-8")], f"{PASTED_PREFIX}{document_id}{PASTED_SUFFIX}") as path:
+        params = {"collection_slug": collection_slug, "title": collection_title or None,
+                  "dictionary_slug": dictionary_slug, "format": "jsonl"}
+        return queue_import(ImportJob.Kind.DOCUMENTS, path, params, user=user)
+
+
+def text_document_id(text: str) -> str:
+    return "text-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+# --- telling a file's format --------------------------------------------------------------------------------
+
+
+def _head(upload: UploadedFile) -> bytes:
+    upload.seek(0)
+    head = upload.read(_HEAD_BYTES)
+    upload.seek(0)
+    return head if isinstance(head, bytes) else head.encode()
+
+
+def document_format(name: str, head: bytes) -> str:
+    """The format of a file of documents, from its name, else its first bytes; :class:`ImportRefused` on the
+    ``format`` field when neither tells (or a ``.txt`` file that is no PubTator: plain text has its own page)."""
+    lowered = name.lower().removesuffix(".gz")
+    body = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    suffix = Path(lowered).suffix
+    fmt = DOCUMENT_SUFFIXES.get(suffix)
+    if fmt is None:
+        if body.startswith(b"PK\x03\x04"):
+            fmt = "brat"
+        elif body.startswith(b"<"):
+            fmt = "bioc-xml"
+        elif body.startswith(b"{"):
+            fmt = "jsonl" if _first_line_is_json(body) else "bioc-json"
+        elif _PUBTATOR_TITLE.match(body):
+            fmt = "pubtator"
+    elif fmt == "pubtator" and suffix == ".txt" and not _PUBTATOR_TITLE.match(body):
+        raise ImportRefused("format", f"{name} does not read as PubTator (its first line is no 'PMID|t|title'): "
+                                      "choose its format, or add a plain text with Add text")
+    if fmt is None:
+        raise ImportRefused("format", f"cannot tell the format of {name} from its name or its first bytes: choose it")
+    return fmt
+
+
+def _first_line_is_json(body: bytes) -> bool:
+    line = body.split(b"\n", 1)[0]
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
+
+
+# --- the Imports page ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobRow:
+    """One import job as the Imports page shows it."""
+
+    job: ImportJob
+    file_name: str  # an uploaded file by its own name, a pasted text by its document id, a server file by its path
+    source: str  # "uploaded", "pasted" or "" (a file of the server's, named by the API or a command)
+    message: str  # the refusal, an upload's server folder left out (the admin knows the file by its name)
+    eta_s: float | None  # seconds left, where the total is known and the job has made progress
+    highlighted: bool
+    needs_index: bool = False  # a dictionary imported, and no active index of it yet: it serves no candidates
+
+    @property
+    def eta(self) -> str:
+        return eta_label(self.eta_s)
+
+
+def job_rows(jobs: Iterable[ImportJob], now: datetime, highlight: int | None = None) -> list[JobRow]:
+    rows = []
+    indexed = set(IndexVersion.objects.filter(state=IndexVersion.State.ACTIVE).values_list("dictionary__slug", flat=True))
+    for job in jobs:
+        file_name, source, message = job.path, "", job.message
+        if upload_folder(job.path) is not None:
+            file_name, source = Path(job.path).name, "uploaded"
+            message = message.replace(f"{Path(job.path).parent}/", "")
+            if file_name.startswith(PASTED_PREFIX) and file_name.endswith(PASTED_SUFFIX):
+                file_name, source = file_name.removeprefix(PASTED_PREFIX).removesuffix(PASTED_SUFFIX), "pasted"
+        needs_index = job.kind == ImportJob.Kind.DICTIONARY and job.state == ImportJob.State.SUCCEEDED and (
+            job.target not in indexed)
+        rows.append(JobRow(job, file_name, source, message, seconds_left(job, now), job.pk == highlight, needs_index))
+    return rows
+
+
+def seconds_left(job: ImportJob, now: datetime) -> float | None:
+    """A running job's time left at the pace it has kept so far; None without a total or any progress."""
+    if job.state != ImportJob.State.RUNNING or not job.started_at or not job.progress_total or job.progress <= 0:
+        return None
+    elapsed = max((now - job.started_at).total_seconds(), 0.0)
+    return max(job.progress_total - job.progress, 0) * elapsed / job.progress
+
+
+def eta_label(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 10:
+        return "a few seconds left"
+    if seconds < 90:
+        return f"about {round(seconds / 5) * 5:.0f} s left"
+    if seconds < 90 * 60:
+        return f"about {round(seconds / 60):.0f} min left"
+    return f"about {seconds / 3600:.1f} h left"
