@@ -111,6 +111,8 @@ def _timed(call) -> tuple[float, BaseException | None]:  # type: ignore[no-untyp
 def test_curators_are_not_held_up_by_an_import_into_their_collection(curated) -> None:  # type: ignore[no-untyped-def]
     curator, collection, mentions = curated
     first, second, third = mentions
+    # A run evaluated on this collection trains on another (a training collection is refused as evaluation data).
+    other = Collection.objects.create(slug="other-gold", title="Other gold", dictionary=collection.dictionary, has_gold=True)
     api = APIClient()
     api.force_authenticate(curator)
     screen = Client()
@@ -137,7 +139,7 @@ def test_curators_are_not_held_up_by_an_import_into_their_collection(curated) ->
             f"/curate/decisions/{Decision.objects.get(mention=first).pk}/undo/", HTTP_HX_REQUEST="true",
         ).status_code),
         # An admin starting a training run evaluated on the collection (rows referencing it), or editing it.
-        "start a training run": lambda: start_run(collection.dictionary, [collection], {"epochs": 1},
+        "start a training run": lambda: start_run(collection.dictionary, [other], {"epochs": 1},
                                                   eval_collection=collection, send=False),
         "edit the collection": lambda: Collection.objects.filter(pk=collection.pk).update(description="being imported"),
     }

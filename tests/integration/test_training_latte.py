@@ -53,9 +53,9 @@ TINY_LATTE = {"method": "latte", "epochs": 6, "latent_types": 16, "hidden": 16, 
 PREFERRED = {name for name, *_ in CONCEPTS}
 
 
-def _pubtator(n: int) -> str:
+def _pubtator(n: int, first: int = 0) -> str:
     blocks = []
-    for d in range(n):
+    for d in range(first, first + n):
         pmid, title = str(9000 + d), f"Report {d}."
         sentences, lines, pos = [], [], len(title) + 1
         for s, (template, mention, cid) in enumerate(SENTENCES):
@@ -174,7 +174,10 @@ def test_a_latte_run_trains_on_a_worker_and_its_promoted_model_shows_latent_type
     HardNegative.objects.create(decision=decision, mention_text="DM",
                                 concept=Concept.objects.get(version__dictionary=dictionary, concept_id="MESH:D003924"))
 
-    run = start_run(dictionary, [collection], TINY_LATTE, eval_collection=collection, user=admin,
+    dev = tmp_path / "dev.PubTator.txt"  # held out of training: a training collection is refused
+    dev.write_text(_pubtator(3, first=12))
+    call_command("import_documents", str(dev), "--collection", "latte-dev", "--dictionary", "latte-mini")
+    run = start_run(dictionary, [collection], TINY_LATTE, eval_collection=Collection.objects.get(slug="latte-dev"), user=admin,
                     queue=training_worker.queue)
     assert run.method == "latte" and run.params["base_index"] == base.pk
     run = _wait(run.pk, ("succeeded", "failed", "cancelled"), timeout=300)

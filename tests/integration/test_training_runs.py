@@ -38,6 +38,8 @@ DOCS = [
     ("2", "A cardiac infarction followed the hypertensive crisis.", [("cardiac infarction", "MESH:D009203")]),
     ("3", "Adult onset diabetes and wheezing asthma were common.", [("Adult onset diabetes", "MESH:D003924"), ("wheezing asthma", "MESH:D001249")]),
 ]
+# Held out of training: what runs are evaluated on (a training collection is refused).
+DEV_DOCS = [("4", "Bronchial asthma and high blood pressure were noted.", [("Bronchial asthma", "MESH:D001249"), ("high blood pressure", "MESH:D006973")])]
 # Tiny, fast, CPU: frozen transformer + head, no synonym pre-training.
 TINY = {"epochs": 2, "skip_pretrain": True, "topk": 4, "batch_size": 4, "train_scope": "head", "head_hidden": 32}
 
@@ -52,9 +54,9 @@ def _dictionary() -> Dictionary:
     return d
 
 
-def _collection(dictionary: Dictionary, slug: str = "gold") -> Collection:
+def _collection(dictionary: Dictionary, slug: str = "gold", docs: list[tuple[str, str, list[tuple[str, str]]]] = DOCS) -> Collection:
     collection = Collection.objects.create(slug=slug, title=slug, dictionary=dictionary, has_gold=True)
-    for pmid, text, mentions in DOCS:
+    for pmid, text, mentions in docs:
         doc = Document.objects.create(collection=collection, external_id=pmid, text=text)
         for mention_text, cid in mentions:
             start = text.index(mention_text)
@@ -217,8 +219,9 @@ def test_a_biosyn_run_goes_queued_running_succeeded_and_yields_a_ready_index(tra
     bob = django_user_model.objects.create_user(username="bob", password="x")
     dictionary = _dictionary()
     collection = _collection(dictionary)
+    dev = _collection(dictionary, "dev", DEV_DOCS)
     before = _decide(bob, collection, "wheezy chest disease", "MESH:D001249")
-    run = start_run(dictionary, [collection], TINY | {"epochs": 3, "step_delay_s": 0.4}, eval_collection=collection,
+    run = start_run(dictionary, [collection], TINY | {"epochs": 3, "step_delay_s": 0.4}, eval_collection=dev,
                     queue=training_worker.queue)
     after = _decide(bob, collection, "heart trouble", "MESH:D009203")
     seen: list[str] = []
@@ -229,7 +232,7 @@ def test_a_biosyn_run_goes_queued_running_succeeded_and_yields_a_ready_index(tra
     assert run.started_at and run.finished_at and run.started_at <= run.finished_at
     assert run.epoch == 3 and run.step == run.total_steps > 0 and run.fraction == 1.0
     assert [p["phase"] for p in run.loss_history] and all(p["loss"] >= 0 for p in run.loss_history)
-    assert "acc@1" in run.metrics and run.metrics["mentions"] == 5.0
+    assert "acc@1" in run.metrics and run.metrics["mentions"] == 2.0
 
     decisions = set(run.examples.values_list("decision_id", flat=True))
     assert before.pk in decisions and after.pk not in decisions
@@ -245,14 +248,16 @@ def test_a_biosyn_run_goes_queued_running_succeeded_and_yields_a_ready_index(tra
     linker = Linker.load(index.artifact_path)
     assert linker.link_mentions(["wheezy chest disease"], k=1)[0][0].concept_id == "MESH:D001249"
 
-    evaluation = start_evaluation(index, collection, queue=training_worker.queue)
+    with pytest.raises(RunError, match=f"gold is training data of index {index.pk}"):
+        start_evaluation(index, collection, queue=training_worker.queue)
+    evaluation = start_evaluation(index, dev, queue=training_worker.queue)
     deadline = time.monotonic() + 120
     while Evaluation.objects.get(pk=evaluation.pk).state in ("queued", "running"):
         assert time.monotonic() < deadline
         time.sleep(0.1)
     evaluation.refresh_from_db()
     assert evaluation.state == Evaluation.State.SUCCEEDED, evaluation.error
-    assert evaluation.metrics["acc@1"] == run.metrics["acc@1"] and evaluation.metrics["mentions"] == 5.0
+    assert evaluation.metrics["acc@1"] == run.metrics["acc@1"] and evaluation.metrics["mentions"] == 2.0
 
 
 @pytest.mark.worker
@@ -316,8 +321,9 @@ def test_train_run_inline_then_promote_index_and_cancel_run(settings, tmp_path: 
     settings.ARTIFACT_ROOT = tmp_path / "artifacts"
     dictionary = _dictionary()
     _collection(dictionary)
+    _collection(dictionary, "dev", DEV_DOCS)
     out = StringIO()
-    call_command("train_run", "--dictionary", "mini", "--collection", "gold", "--eval-collection", "gold", "--epochs", "1",
+    call_command("train_run", "--dictionary", "mini", "--collection", "gold", "--eval-collection", "dev", "--epochs", "1",
                  "--max-queries", "3", "--skip-pretrain", "--params", '{"topk": 4, "train_scope": "head"}', "--inline", stdout=out)
     run = TrainingRun.objects.get()
     assert run.state == TrainingRun.State.SUCCEEDED, run.error

@@ -44,6 +44,8 @@ DOCS = [
     ("5", "The cardiac infarction and heart failure were fatal.", [("cardiac infarction", "D:21"), ("heart failure", "D:22")]),
     ("6", "Obesity and type 2 diabetes go together.", [("Obesity", "D:32"), ("type 2 diabetes", "D:31")]),
 ]
+# Held out of training: what BNE runs are evaluated on (a training collection is refused).
+DEV_DOCS = [("7", "Pulmonary disease and a cardiac disease were seen.", [("Pulmonary disease", "D:1"), ("cardiac disease", "D:2")])]
 ABSTRACTS = ["Airway inflammation and wheezing in asthma.", "Infarction of the heart muscle after a blocked artery.",
              "Insulin resistance and high blood sugar in diabetes."]
 # As small as a run can be: 16 dimensions, two epochs (fastText and the encoders).
@@ -67,9 +69,9 @@ def _dictionary(slug: str = "fast", edges: bool = True) -> Dictionary:
     return dictionary
 
 
-def _gold(dictionary: Dictionary, slug: str = "fast-gold") -> Collection:
+def _gold(dictionary: Dictionary, slug: str = "fast-gold", docs: list[tuple[str, str, list[tuple[str, str]]]] = DOCS) -> Collection:
     collection = Collection.objects.create(slug=slug, title="Gold", dictionary=dictionary, has_gold=True)
-    for pmid, text, mentions in DOCS:
+    for pmid, text, mentions in docs:
         doc = Document.objects.create(collection=collection, external_id=pmid, text=text)
         for mention_text, cid in mentions:
             start = text.index(mention_text)
@@ -137,6 +139,7 @@ def test_fasttext_trains_on_the_documents_and_the_dictionarys_definitions_and_na
 def test_the_start_form_shows_the_chosen_methods_fields_and_queues_each(alice_client) -> None:  # type: ignore[no-untyped-def]
     dictionary = _dictionary()
     gold, abstracts = _gold(dictionary), _abstracts()
+    dev = _gold(dictionary, "fast-dev", DEV_DOCS)
     page = alice_client.get("/training/runs/new/?method=fasttext").content.decode()
     assert 'value="fasttext" id="id_method_3" checked' in page
     for name in ("text_collections", "include_names", "include_definitions", "vector_dim", "vector_epochs", "word_vectors",
@@ -156,13 +159,13 @@ def test_the_start_form_shows_the_chosen_methods_fields_and_queues_each(alice_cl
     assert nothing.status_code == 400 and "Choose documents to train on" in nothing.context["form"].errors["text_collections"][0]
 
     bne = alice_client.post("/training/runs/new/", {
-        "method": "bne", "dictionary": "fast", "collections": ["fast-gold"], "eval_collection": "fast-gold",
+        "method": "bne", "dictionary": "fast", "collections": ["fast-gold"], "eval_collection": "fast-dev",
         "bne_epochs": 2, "bne_patience": 1, "objectives": ["syn", "def"], "vector_dim": 16, "vector_epochs": 2,
         "text_collections": ["abstracts"]})
     assert bne.status_code == 302, bne.context["form"].errors
     run = TrainingRun.objects.get(method="bne")
     assert (run.params["epochs"], run.params["patience"], run.params["objectives"], run.params["fasttext_dim"]) == (2, 1, ["syn", "def"], 16)
-    assert list(run.collections.all()) == [gold] and run.eval_collection == gold and run.word_vectors is None
+    assert list(run.collections.all()) == [gold] and run.eval_collection == dev and run.word_vectors is None
     assert run.params["include_definitions"] is False  # the box was not ticked
     none_ticked = alice_client.post("/training/runs/new/", {"method": "bne", "dictionary": "fast", "collections": ["fast-gold"]})
     assert none_ticked.status_code == 400 and "Tick at least one objective" in none_ticked.context["form"].errors["objectives"][0]
@@ -286,6 +289,7 @@ def test_word_vectors_then_a_bne_linker_that_serves_the_candidate_panel(  # type
     client.force_login(admin)
     dictionary = _dictionary()
     gold, abstracts = _gold(dictionary), _abstracts()
+    _gold(dictionary, "fast-dev", DEV_DOCS)
 
     # 1. fastText on the documents of both collections and the dictionary's names and definitions.
     run = start_run(dictionary, [gold, abstracts], TINY_FASTTEXT, user=admin, queue=training_worker.queue)
@@ -294,10 +298,10 @@ def test_word_vectors_then_a_bne_linker_that_serves_the_candidate_panel(  # type
     vectors = WordVectorModel.objects.get(run=run)
     assert vectors.dim == 16 and vectors.words > 20 and (run.epoch, run.epochs) == (2, 2)
 
-    # 2. BNE from those word vectors, through the API, evaluated on the gold collection.
+    # 2. BNE from those word vectors, through the API, evaluated on a held-out gold collection.
     api = APIClient()
     api.force_authenticate(admin)
-    started = api.post("/api/training-runs/", {"dictionary": "fast", "collections": ["fast-gold"], "eval_collection": "fast-gold",
+    started = api.post("/api/training-runs/", {"dictionary": "fast", "collections": ["fast-gold"], "eval_collection": "fast-dev",
                                                "method": "bne", "word_vectors": vectors.name,
                                                "params": TINY_BNE | {"method": "bne"}}, format="json")
     assert started.status_code == 202, started.json()

@@ -13,6 +13,7 @@ from webapp.core.queue import QueueUnavailable, enqueue, job_task_id
 from webapp.corpus.models import Collection
 from webapp.training.dataset import gold_documents
 from webapp.training.errors import RunError
+from webapp.training.held_out import check_held_out, trained_collections
 from webapp.training.models import Evaluation, IndexVersion
 
 logger = logging.getLogger(__name__)
@@ -56,11 +57,13 @@ def _ranked_in_context(linker: Any, eval_set: list[Any], texts: dict[str, str], 
 
 @transaction.atomic
 def start_evaluation(index: IndexVersion, collection: Collection, user: Any = None, queue: str | None = None) -> Evaluation:
-    """Queue Acc@1/Acc@5 of an index version on a gold collection (gpu queue, after commit)."""
+    """Queue Acc@1/Acc@5 of an index version on a gold collection (gpu queue, after commit); refused on a collection
+    that trained the index's encoder (:func:`webapp.training.held_out.check_held_out`)."""
     if index.state not in (IndexVersion.State.READY, IndexVersion.State.ACTIVE, IndexVersion.State.RETIRED):
         raise RunError(f"index {index.pk} is {index.state}; only a built index can be evaluated")
     if collection.dictionary_id not in (None, index.dictionary_id):
         raise RunError(f"{collection} links to another dictionary than index {index.pk}")
+    check_held_out(collection, trained_collections(index.encoder), f"index {index.pk}")
     evaluation = Evaluation.objects.create(
         index_version=index, collection=collection, created_by=user if getattr(user, "pk", None) else None
     )

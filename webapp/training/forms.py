@@ -14,9 +14,11 @@ from django import forms
 from django.db.models import Exists, OuterRef
 from django.urls import reverse
 
+from linker.train import SCOPE_DEFAULTS
 from webapp.corpus.models import Collection
 from webapp.training.base_encoders import base_encoders, default_base_label, describe
 from webapp.training.errors import RunError
+from webapp.training.held_out import check_held_out, run_training_data
 from webapp.training.hierarchy_inputs import check_has_hierarchy
 from webapp.training.hiprbert import MAX_HOLDOUT, scope_defaults
 from webapp.training.index_builds import (
@@ -70,6 +72,12 @@ class HierarchyDictionaryField(forms.ModelChoiceField):
         return str(obj) if getattr(obj, "has_edges", True) else f"{obj} (no hierarchy)"
 
 
+def _scoped_placeholder(name: str) -> str:
+    """What an empty scope-dependent field trains with: "10 on a GPU, 1 on a CPU"."""
+    gpu, cpu = getattr(SCOPE_DEFAULTS["full"], name), getattr(SCOPE_DEFAULTS["student"], name)
+    return f"{gpu:g} on a GPU, {cpu:g} on a CPU".replace("e-0", "e-")
+
+
 class StartRunForm(forms.Form):
     method = forms.ChoiceField(
         choices=[(BIOSYN, "BioSyn: train the encoder on synonyms and mentions"),
@@ -79,16 +87,23 @@ class StartRunForm(forms.Form):
                  (BNE, "BNE: a fast name encoder over word vectors (BiLSTM over characters and words)"),
                  (DAN, "DAN: a fast name encoder over word vectors (averaging network; synonym sets or a hierarchy level)")],
         initial=BIOSYN, widget=forms.RadioSelect, required=False,
+        help_text="What the run trains; only that method's settings are shown below.",
     )
-    dictionary = forms.ModelChoiceField(queryset=Dictionary.objects.order_by("slug"), to_field_name="slug")
+    dictionary = forms.ModelChoiceField(
+        queryset=Dictionary.objects.order_by("slug"), to_field_name="slug", empty_label="Choose a dictionary",
+        help_text="The concepts to link to: the run trains on its latest release.",
+    )
     collections = forms.ModelMultipleChoiceField(
         queryset=Collection.objects.filter(has_gold=True).order_by("slug"), to_field_name="slug",
-        help_text="Gold mentions to train on; curator decisions made so far are added. HiPrBERT: optional, "
-                  "their gold mentions become extra names of the concepts they link to.",
+        label="Training collections",
+        help_text="Gold mentions to train on (Ctrl- or Cmd-click for several); curator decisions made so far are "
+                  "added. HiPrBERT: optional, their gold mentions become extra names of the concepts they link to.",
     )
     eval_collection = forms.ModelChoiceField(
         queryset=Collection.objects.filter(has_gold=True).order_by("slug"), to_field_name="slug", required=False,
-        label="Evaluate on", help_text="A gold collection held out of training (Acc@1, Acc@5).",
+        label="Evaluate on", empty_label="none: evaluate the index later",
+        help_text="A gold collection held out of training: Acc@1, Acc@5 and MRR of the trained model. A training "
+                  "collection, or one sharing documents with them, is refused: its score would be memory.",
     )
     base_encoder = BaseEncoderField(
         queryset=base_encoders(), to_field_name="name", required=False,
@@ -96,23 +111,42 @@ class StartRunForm(forms.Form):
     )
     base_model = forms.CharField(required=False, max_length=500, label="Or a base model folder",
                                  help_text="Local Hugging Face folder on the workers' machine, instead of a base encoder.")
-    epochs = forms.IntegerField(min_value=0, max_value=1000, initial=DEFAULTS["epochs"],
-                                help_text="0: the scope's default (10, the paper's, on a GPU; 1 for the CPU student).")
-    topk = forms.IntegerField(min_value=1, max_value=200, initial=DEFAULTS["topk"], label="Top-k candidates")
-    dense_ratio = forms.FloatField(min_value=0.0, max_value=1.0, initial=DEFAULTS["dense_ratio"], label="Dense share α")
-    lr = forms.FloatField(min_value=0.0, initial=DEFAULTS["lr"], label="Learning rate",
-                          help_text="0: the scope's default (1e-5, the paper's; 2e-5 for the student).")
-    batch_size = forms.IntegerField(min_value=1, max_value=4096, initial=DEFAULTS["batch_size"])
-    max_length = forms.IntegerField(min_value=4, max_value=512, initial=DEFAULTS["max_length"])
+    # Epochs and learning rate depend on the scope: empty keeps the scope's default (0 in the run's params).
+    epochs = forms.IntegerField(
+        min_value=0, max_value=1000, widget=forms.NumberInput(attrs={"placeholder": _scoped_placeholder("epochs")}),
+        help_text="Passes over the training pairs. Empty: the scope's default, the paper's 10 when a GPU fine-tunes "
+                  "the whole model, 1 for the CPU's 3-layer student.",
+    )
+    topk = forms.IntegerField(min_value=1, max_value=200, initial=DEFAULTS["topk"], label="Top-k candidates",
+                              help_text="Candidates retrieved per mention each epoch, the gold ones among them "
+                                        "marginalised (the paper's 20).")
+    dense_ratio = forms.FloatField(min_value=0.0, max_value=1.0, initial=DEFAULTS["dense_ratio"], label="Dense share α",
+                                   help_text="Share of the top-k taken from dense retrieval, the rest from tf-idf "
+                                             "(the paper's 0.5).")
+    lr = forms.FloatField(
+        min_value=0.0, label="Learning rate", widget=forms.NumberInput(attrs={"placeholder": _scoped_placeholder("lr"),
+                                                                             "step": "any"}),
+        help_text="Of the transformer. Empty: the scope's default, the paper's 1e-5 on a GPU, 2e-5 for the student.",
+    )
+    batch_size = forms.IntegerField(min_value=1, max_value=4096, initial=DEFAULTS["batch_size"],
+                                    help_text="Training mentions per step (the paper's 16).")
+    max_length = forms.IntegerField(min_value=4, max_value=512, initial=DEFAULTS["max_length"], label="Max length (tokens)",
+                                    help_text="Longer names and mentions are cut (the paper's 25).")
     train_scope = forms.ChoiceField(
         choices=[("auto", "auto (full on a GPU, student on a CPU)"), ("full", "full (the paper)"),
                  ("student", "student (the paper on 3 layers: CPU)"), ("head", "head (frozen transformer)")],
-        initial=DEFAULTS["train_scope"],
+        initial=DEFAULTS["train_scope"], label="Training scope",
+        help_text="How much of the transformer trains: all of it (a GPU job), a 3-layer student (about 11 minutes for "
+                  "NCBI Disease on two CPU cores), or a head on the frozen model (seconds, but it overfits).",
     )
-    skip_pretrain = forms.BooleanField(required=False, label="Skip synonym pre-training")
-    max_queries = forms.IntegerField(min_value=0, initial=0, help_text="Train on the first N queries only (0: all).")
+    skip_pretrain = forms.BooleanField(required=False, label="Skip synonym pre-training",
+                                       help_text="BioSyn first pre-trains on the dictionary's synonym sets "
+                                                 "(SapBERT-style); a base encoder has done that already.")
+    max_queries = forms.IntegerField(min_value=0, label="Training queries", widget=forms.NumberInput(attrs={"placeholder": "all"}),
+                                     help_text="Train on the first N queries only, for a quick trial; empty: all.")
 
-    latte_epochs = forms.IntegerField(min_value=1, max_value=1000, initial=LATTE_DEFAULTS["epochs"], label="LATTE epochs")
+    latte_epochs = forms.IntegerField(min_value=1, max_value=1000, initial=LATTE_DEFAULTS["epochs"], label="LATTE epochs",
+                                      help_text="Passes over the cross-fitted training candidates.")
     latent_types = forms.IntegerField(min_value=1, max_value=65536, initial=LATTE_DEFAULTS["latent_types"],
                                       label="Latent types K", help_text="The paper's 2048; most stay empty on a small dictionary.")
     latte_top_k = forms.IntegerField(min_value=2, max_value=200, initial=LATTE_DEFAULTS["top_k"], label="LATTE top-k",
@@ -125,28 +159,35 @@ class StartRunForm(forms.Form):
     hiprbert_scope = forms.ChoiceField(
         choices=[("auto", "auto (full on a GPU, student on a CPU)"), ("full", "full (the paper: the whole model)"),
                  ("student", "student (3 layers: CPU)")], initial=HIPRBERT_DEFAULTS["train_scope"], label="Scope",
+        help_text="The whole transformer (a GPU job) or the 3-layer student that the CPU BioSyn default trains.",
     )
-    hiprbert_epochs = forms.IntegerField(min_value=1, max_value=100, initial=HIPRBERT_DEFAULTS["epochs"], label="Epochs")
+    hiprbert_epochs = forms.IntegerField(min_value=1, max_value=100, initial=HIPRBERT_DEFAULTS["epochs"], label="Epochs",
+                                         help_text="Passes over the anchor concepts (the batches below each).")
     max_batches = forms.IntegerField(
         min_value=0, max_value=10_000_000, label="Max batches per epoch",
+        widget=forms.NumberInput(attrs={"placeholder": f"{STUDENT['max_batches']} on a CPU, "
+                                                       f"{FULL['max_batches'] or 'all'} on a GPU"}),
         help_text=f"Empty: the scope's ({STUDENT['max_batches']} for the student, about 30 minutes on two CPU cores; "
                   f"{FULL['max_batches'] or 'all'} for full). 0: every name once.",
     )
     hiprbert_batch_size = forms.IntegerField(
         min_value=2, max_value=4096, label="Batch size (names)",
+        widget=forms.NumberInput(attrs={"placeholder": f"{STUDENT['batch_size']} on a CPU, {FULL['batch_size']} on a GPU"}),
         help_text=f"Empty: the scope's ({STUDENT['batch_size']} for the student, {FULL['batch_size']} for full, the paper's).",
     )
     distances = forms.ChoiceField(
         choices=[("hierarchy", "hierarchy: synonym, sibling, parent-child, other (the paper)"),
                  ("synonym", "synonym only (the SapBERT-style baseline)")],
         initial=HIPRBERT_DEFAULTS["distances"],
+        help_text="Which pairs the loss orders: the hierarchy's four distances, or synonyms against the rest.",
     )
     holdout_share = forms.FloatField(
         min_value=0.0, max_value=MAX_HOLDOUT, initial=HIPRBERT_DEFAULTS["holdout_share"], label="Held-out share",
         help_text="Concepts left out of training and scored on (ROC AUC, Spearman per distance); 0: none.",
     )
-    device = forms.ChoiceField(choices=[("", "auto (cuda if the worker has one)"), ("cpu", "cpu"), ("cuda", "cuda")],
-                               initial="")
+    device = forms.ChoiceField(choices=[("", "auto: the worker's GPU if it has one, else its CPU"), ("cpu", "cpu"),
+                                        ("cuda", "cuda (fails on a worker without a GPU)")],
+                               initial="", help_text="The scope's defaults follow the device.")
 
     # fastText, and BNE/DAN runs that train their own word vectors first.
     word_vectors = WordVectorsField(
@@ -158,17 +199,22 @@ class StartRunForm(forms.Form):
         queryset=Collection.objects.order_by("slug"), to_field_name="slug", required=False, label="Documents to train on",
         help_text="The titles and abstracts of these collections' documents (gold or not).",
     )
-    include_names = forms.BooleanField(required=False, initial=True, label="The dictionary's names join the texts")
-    include_definitions = forms.BooleanField(required=False, initial=True, label="The dictionary's definitions join the texts")
+    include_names = forms.BooleanField(required=False, initial=True, label="The dictionary's names join the texts",
+                                       help_text="Most words a name encoder meets are in the names.")
+    include_definitions = forms.BooleanField(required=False, initial=True, label="The dictionary's definitions join the texts",
+                                             help_text="Concept definitions: more text around the names' words.")
     vector_dim = forms.IntegerField(min_value=1, max_value=MAX_DIM, initial=FASTTEXT_DEFAULTS["dim"], label="Dimension",
                                     help_text="Of the word vectors (BNE's paper: 200; DAN's: 300).")
-    vector_epochs = forms.IntegerField(min_value=1, max_value=1000, initial=FASTTEXT_DEFAULTS["epochs"], label="fastText epochs")
+    vector_epochs = forms.IntegerField(min_value=1, max_value=1000, initial=FASTTEXT_DEFAULTS["epochs"], label="fastText epochs",
+                                       help_text="Passes of fastText over the texts.")
 
     # BNE and DAN: the training loop around the encoder (each with its paper's defaults).
-    bne_epochs = forms.IntegerField(min_value=1, max_value=1000, initial=BNE_DEFAULTS["epochs"], label="Max epochs")
+    bne_epochs = forms.IntegerField(min_value=1, max_value=1000, initial=BNE_DEFAULTS["epochs"], label="Max epochs",
+                                    help_text="Early stopping usually ends it sooner.")
     bne_patience = forms.IntegerField(min_value=1, max_value=1000, initial=BNE_DEFAULTS["patience"], label="Patience",
                                       help_text="Stop after this many epochs without a better dev Acc@1.")
     bne_max_minutes = forms.FloatField(min_value=0.0, max_value=10_000.0, label="Time budget (minutes)",
+                                       widget=forms.NumberInput(attrs={"placeholder": "none", "step": "any"}),
                                        help_text="Empty or 0: none; else the epoch under way is cut short and scored.")
     objectives = forms.MultipleChoiceField(
         choices=[("syn", "synonyms: f(s) near f(s') of another name of its concept"),
@@ -177,7 +223,8 @@ class StartRunForm(forms.Form):
         initial=BNE_DEFAULTS["objectives"], widget=forms.CheckboxSelectMultiple, required=False,
         help_text="The paper trains all three; fewer for an ablation.",
     )
-    dan_epochs = forms.IntegerField(min_value=1, max_value=1000, initial=DAN_DEFAULTS["max_epochs"], label="Max epochs")
+    dan_epochs = forms.IntegerField(min_value=1, max_value=1000, initial=DAN_DEFAULTS["max_epochs"], label="Max epochs",
+                                    help_text="Early stopping usually ends it sooner.")
     dan_patience = forms.IntegerField(min_value=1, max_value=1000, initial=DAN_DEFAULTS["patience"], label="Patience",
                                       help_text="Stop after this many epochs without a better dev score (the paper: 10).")
     dan_max_minutes = forms.FloatField(min_value=0.0, max_value=10_000.0, initial=DAN_DEFAULTS["max_minutes"],
@@ -236,6 +283,18 @@ class StartRunForm(forms.Form):
         if not self.is_bound:  # a query string may preselect, but an unchecked box in a POST means no
             for name in ("include_names", "include_definitions"):
                 self.initial.setdefault(name, True)
+            self._preselect_single_choices()
+
+    def _preselect_single_choices(self) -> None:
+        """Where there is one dictionary, or one gold collection, there is nothing to choose: it is chosen."""
+        dictionary: forms.ModelChoiceField = self.fields["dictionary"]  # type: ignore[assignment]
+        dictionaries = list(dictionary.queryset[:2])  # type: ignore[index]
+        if len(dictionaries) == 1:
+            dictionary.empty_label = None
+            self.initial.setdefault("dictionary", dictionaries[0].slug)
+        gold = list(self.fields["collections"].queryset[:2])  # type: ignore[attr-defined]
+        if len(gold) == 1:
+            self.initial.setdefault("collections", [gold[0].slug])
 
     def groups(self) -> list[tuple[str, str, list[forms.BoundField]]]:
         """The fields as the page shows them: (legend, the methods they serve, fields): what every run needs,
@@ -295,6 +354,13 @@ class StartRunForm(forms.Form):
         for collection in own_collections + ([evaluation] if evaluation else []):
             if dictionary is not None and collection.dictionary_id not in (None, *allowed):
                 self.add_error(None, f"{collection} links to another dictionary ({collection.dictionary}).")
+        if evaluation is not None and "eval_collection" not in self.errors:
+            base = data.get("base_encoder")
+            try:  # the service's own check (start_run repeats it, with a LATTE run's base index too)
+                check_held_out(evaluation, run_training_data(own_collections, base.artifact_path if base else
+                                                              data.get("base_model") or ""))
+            except RunError as exc:
+                self.add_error("eval_collection", str(exc))
         data["extra_dictionaries"] = extra
         return data
 
@@ -384,6 +450,11 @@ class IndexBuildForm(forms.Form):
     # only BNE and DAN encoders are offered.
     first_stage = EncoderChoiceField(queryset=EncoderModel.objects.all(), to_field_name="name", required=False,
                                      label="First stage", empty_label="none: the transformer encodes every mention")
+    # Ticked on the page; left out of a POST (the base encoders' own build forms, scripts): built, not activated.
+    activate = forms.BooleanField(
+        required=False, initial=True, label="Activate when built",
+        help_text="It then serves the dictionary at once and the open mentions of its collections are re-linked; "
+                  "untick to compare it first and promote it yourself.")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("auto_id", "build-%s")  # the base encoders' own build forms share the field names

@@ -25,6 +25,7 @@ from webapp.core.queue import QueueUnavailable, enqueue, job_task_id
 from webapp.corpus.models import Collection
 from webapp.training.base_encoders import check_base_encoder
 from webapp.training.errors import RunError
+from webapp.training.held_out import check_held_out, run_training_data
 from webapp.training.hierarchy_inputs import check_has_hierarchy
 from webapp.training.latte import base_index
 from webapp.training.models import STALE_AFTER, EncoderModel, TrainingRun, WordVectorModel
@@ -63,7 +64,8 @@ def start_run(
     sets ``base_model`` to its folder. A fastText run trains on the documents of any collections (optional:
     the dictionary's names and definitions may be text enough); BNE and DAN runs start from ``word_vectors``
     or, without them, train fastText on their texts first, and a DAN run at ``level`` >= 1 needs a
-    dictionary with a hierarchy (``params["hierarchy"]``, else its own)."""
+    dictionary with a hierarchy (``params["hierarchy"]``, else its own). ``eval_collection`` must be held out of
+    the training data (:func:`webapp.training.held_out.check_held_out`)."""
     method = params_method(params, method)
     if method not in TrainingRun.Method.values:
         raise RunError(f"unknown training method {method!r}")
@@ -79,8 +81,10 @@ def start_run(
         raise RunError("only BNE and DAN runs start from word vectors")
     base_model = _base_model(method, base_model, base_encoder)
     extra = list(extra_dictionaries)
+    latte_base = None
     if method == TrainingRun.Method.LATTE:
-        cleaned["base_index"] = base_index(dictionary, int(cleaned["base_index"])).pk
+        latte_base = base_index(dictionary, int(cleaned["base_index"]))
+        cleaned["base_index"] = latte_base.pk
     if method == TrainingRun.Method.HIPRBERT:
         if eval_collection is not None:
             raise RunError("hierarchy pre-training is scored on held-out concepts (holdout_share), not on a gold "
@@ -88,6 +92,7 @@ def start_run(
         cleaned["dictionaries"] = _hierarchy_dictionaries(dictionary, extra, cleaned["dictionaries"])
     elif extra:
         raise RunError("only hierarchy pre-training trains on several dictionaries")
+    check_held_out(eval_collection, run_training_data(collections, base_model, latte_base))
     run = TrainingRun.objects.create(
         dictionary=dictionary, method=method, base_model=base_model, params=cleaned,
         eval_collection=eval_collection, created_by=user if getattr(user, "pk", None) else None,

@@ -1,8 +1,12 @@
-"""Admin pages for training: the runs (with Acc@1/Acc@5), starting one, its live progress, cancel, promote."""
+"""Admin pages for training: the runs (with Acc@1/Acc@5), starting one, its live progress, cancel, promote.
+
+A run's page says what a person needs to trust its figures: its parameters as resolved for the device its
+worker recorded (defaults marked), where it trains, its loss from the first report, and whether it was
+evaluated on data it was trained on (:mod:`webapp.training.held_out`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib import messages
@@ -17,52 +21,111 @@ from webapp.training.base_encoders import started_from
 from webapp.training.errors import RunError
 from webapp.training.evaluation import start_evaluation
 from webapp.training.forms import StartRunForm
+from webapp.training.held_out import index_overlap, run_overlap, trained_collections
 from webapp.training.hierarchy_inputs import run_dictionaries
 from webapp.training.hierarchy_report import hierarchy_report
 from webapp.training.models import Evaluation, IndexVersion, TrainingRun, WordVectorModel
+from webapp.training.param_table import parameter_rows
 from webapp.training.runs import cancel_run, start_run
 from webapp.training.services import ActivationError, promote_index
 from webapp.training.word_vectors import encoder_scores
+from webapp.training.workers import device_text, placement
 from webapp.vocab.models import Dictionary
 
-CURVE_WIDTH, CURVE_HEIGHT = 600, 160
+CURVE_WIDTH, CURVE_HEIGHT = 640, 200
+# The plot's box inside the chart: room on the left for the loss labels, below for the step labels.
+PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 64, 12, 12, 28
+DOTS_UP_TO = 40  # reports drawn as dots too (a curve of one report is a dot)
+METRIC_LABELS = {"acc@1": "Acc@1", "acc@5": "Acc@5", "mrr": "MRR", "mentions": "Mentions"}
+
+
+@dataclass(frozen=True)
+class PhaseLoss:
+    phase: str
+    n: int
+    first: float
+    last: float
 
 
 @dataclass(frozen=True)
 class LossCurve:
-    """An inline SVG polyline of a run's loss (its last training phase), scaled into the view box."""
+    """An inline SVG chart of a run's loss in its latest training phase (earlier phases summed up in ``before``)."""
 
     points: str
+    dots: list[tuple[float, float]]
     phase: str
     first: float
     last: float
     low: float
     high: float
     n: int
+    x_first: str  # the first report's step ("step 1"), the last one's
+    x_last: str
+    before: list[PhaseLoss] = field(default_factory=list)
     width: int = CURVE_WIDTH
     height: int = CURVE_HEIGHT
+    left: int = PLOT_LEFT
+    right: int = CURVE_WIDTH - PLOT_RIGHT
+    top: int = PLOT_TOP
+    bottom: int = CURVE_HEIGHT - PLOT_BOTTOM
+
+    @property
+    def middle(self) -> float:
+        return (self.top + self.bottom) / 2
 
 
 def loss_curve(history: list[dict[str, Any]], width: int = CURVE_WIDTH, height: int = CURVE_HEIGHT) -> LossCurve | None:
+    """The chart of the latest phase's losses from its first report on (one report: a dot); None before any."""
     if not history:
         return None
+    phases: dict[str, list[dict[str, Any]]] = {}
+    for p in history:
+        phases.setdefault(str(p.get("phase", "")), []).append(p)
     phase = str(history[-1].get("phase", ""))
-    values = [float(p["loss"]) for p in history if p.get("phase", "") == phase]
+    reports = phases.pop(phase)
+    values = [float(p["loss"]) for p in reports]
     low, high = min(values), max(values)
     span = (high - low) or 1.0
-    pad = 6
-    step_x = (width - 2 * pad) / max(len(values) - 1, 1)
-    points = " ".join(
-        f"{pad + i * step_x:.1f},{pad + (height - 2 * pad) * (1 - (v - low) / span):.1f}" for i, v in enumerate(values)
+    left, right, top, bottom = PLOT_LEFT, width - PLOT_RIGHT, PLOT_TOP, height - PLOT_BOTTOM
+    step_x = (right - left) / max(len(values) - 1, 1)
+    xy = [(left + i * step_x if len(values) > 1 else (left + right) / 2,
+           bottom - (bottom - top) * ((v - low) / span if high > low else 0.5)) for i, v in enumerate(values)]
+    steps = [int(p.get("step", 0)) for p in reports]
+    if steps == sorted(steps) and steps[-1] > 0:
+        x_first, x_last = f"step {steps[0]:,}", f"step {steps[-1]:,}"
+    else:
+        x_first, x_last = "report 1", f"report {len(values):,}"
+    before = [PhaseLoss(name, len(ps), float(ps[0]["loss"]), float(ps[-1]["loss"])) for name, ps in phases.items()]
+    return LossCurve(
+        points=" ".join(f"{x:.1f},{y:.1f}" for x, y in xy),
+        dots=[(round(x, 1), round(y, 1)) for x, y in (xy if len(xy) <= DOTS_UP_TO else xy[-1:])],
+        phase=phase, first=values[0], last=values[-1], low=low, high=high, n=len(values),
+        x_first=x_first, x_last=x_last, before=before, width=width, height=height,
+        left=left, right=right, top=top, bottom=bottom,
     )
-    return LossCurve(points, phase, values[0], values[-1], low, high, len(values), width, height)
+
+
+def metric_cards(metrics: dict[str, Any]) -> list[tuple[str, str]]:
+    """A run's evaluation figures as (label, value) cards: Acc@1, Acc@5, MRR, then the mentions counted once
+    (the linker's ``n`` and the workbench's ``mentions`` are the same count), then anything else."""
+    cards = []
+    for key, label in METRIC_LABELS.items():
+        value = metrics.get(key, metrics.get("n") if key == "mentions" else None)
+        if value is not None:
+            cards.append((label, f"{float(value):,.0f}" if key == "mentions" else f"{float(value):.3f}"))
+    for key, value in metrics.items():
+        if key not in METRIC_LABELS and key != "n" and not key.startswith("n/") and isinstance(value, (int, float)):
+            cards.append((key, f"{float(value):.3f}"))
+    return cards
 
 
 @require_GET
 @admin_required
 def run_list(request: HttpRequest) -> HttpResponse:
-    runs = TrainingRun.objects.select_related("dictionary", "encoder", "index_version", "eval_collection", "created_by")
-    rows = [(run, run.metrics.get("acc@1"), run.metrics.get("acc@5")) for run in runs[:200]]
+    runs = (TrainingRun.objects.select_related("dictionary", "encoder", "index_version", "eval_collection", "created_by")
+            .prefetch_related("collections"))
+    rows = [(run, run.metrics.get("acc@1"), run.metrics.get("acc@5"),
+             run.eval_collection_id in {c.pk for c in run.collections.all()}) for run in runs[:200]]
     return render(request, "training/run_list.html", {"rows": rows})
 
 
@@ -85,11 +148,13 @@ def run_start(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
             status = 503
         else:
-            messages.success(request, f"Training run {run.pk} queued on the gpu queue.")
+            messages.success(request, f"Training run {run.pk} queued.")
             return redirect("training:detail", pk=run.pk)
     if form.errors and status == 200:
         status = 400
-    return render(request, "training/run_start.html", {"form": form}, status=status)
+    # Where it will train: asked of the broker on a plain GET only (a POST answered 503 has no broker to ask).
+    where = placement(lead="Runs go to the {queue} queue") if request.method == "GET" else None
+    return render(request, "training/run_start.html", {"form": form, "placement": where}, status=status)
 
 
 @require_GET
@@ -97,15 +162,22 @@ def run_start(request: HttpRequest) -> HttpResponse:
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(
         TrainingRun.objects.select_related("dictionary", "encoder", "index_version", "eval_collection", "created_by",
-                                           "word_vectors"), pk=pk
+                                           "word_vectors", "index_version__encoder"), pk=pk
     )
+    index = run.index_version
     evaluations = (
-        list(Evaluation.objects.filter(index_version_id=run.index_version_id).select_related("collection"))
-        if run.index_version_id else []
+        [(e, index_overlap(index, e.collection))
+         for e in Evaluation.objects.filter(index_version=index).select_related("collection")]
+        if index is not None else []
     )
     template = "training/run_detail.html"
     if request.htmx and not request.htmx.history_restore_request and request.htmx.target == "run-progress":
         template += "#run-progress"
+    queued = run.state == TrainingRun.State.QUEUED
+    where = placement(str(run.params.get("device", ""))) if queued else None
+    # The device it trains on: recorded by its worker; while queued, the CPU where no worker has a GPU.
+    device = run.device or ("cpu" if where is not None and where.cpu else "")
+    trained_on = {c.pk for c in trained_collections(index.encoder)} if index is not None else set()
     context = {
         "run": run,
         "hierarchy": hierarchy_report(run.encoder, run.metrics),
@@ -122,10 +194,21 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "curator_examples": run.examples.filter(source="curator", negative=False).count(),
         "negatives": run.examples.filter(negative=True).count(),
         "evaluations": evaluations,
-        "pending": not run.is_finished or any(e.state in ("queued", "running") for e in evaluations),
-        "gold_collections": Collection.objects.filter(has_gold=True).order_by("slug"),
+        "pending": not run.is_finished or any(e.state in ("queued", "running") for e, _ in evaluations),
+        "gold_collections": [(c, c.pk in trained_on) for c in Collection.objects.filter(has_gold=True).order_by("slug")],
+        "device_text": device_text(run),
+        "placement": where,
+        "parameters": parameter_rows(run.method, run.params, device, _param_names(run)),
+        "metric_cards": metric_cards(run.metrics),
+        "overlap": run_overlap(run) if run.metrics else None,
     }
     return render(request, template, context)
+
+
+def _param_names(run: TrainingRun) -> dict[str, dict[int, str]]:
+    """The dictionaries a run's params name by id (HiPrBERT's sources, DAN's hierarchy), by slug."""
+    ids = [*run.params.get("dictionaries", ()), run.params.get("hierarchy") or 0]
+    return {"dictionary": dict(Dictionary.objects.filter(pk__in=[i for i in ids if i]).values_list("pk", "slug"))}
 
 
 @require_POST
