@@ -18,7 +18,7 @@ import io
 import re
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
@@ -32,6 +32,7 @@ __all__ = [
     "undecodable_line",
     "iter_medic_tsv",
     "iter_dnorm_dictionary",
+    "namespaced",
     "iter_obo",
     "iter_pubtator",
     "sniff_dictionary_format",
@@ -226,6 +227,22 @@ def iter_medic_tsv(path: str | Path) -> Iterator[ConceptRecord]:
 
 _BARE_NUMBER = re.compile(r"^\d+$")
 _DNORM_ID = re.compile(r"^(?:[A-Za-z][A-Za-z_]*:)?[A-Za-z]?\d*$")  # "C" is the MeSH root "Diseases"
+
+
+_BARE_MESH = re.compile(r"^[CD]\d*$")  # D009223, C535484, and C alone (the root "Diseases")
+
+
+def namespaced(record: ConceptRecord) -> ConceptRecord:
+    """The record with its bare MeSH ids prefixed as CTD's MEDIC writes them (``D009223`` → ``MESH:D009223``).
+
+    medic_06Jul2012 (the DNorm/BioSyn release) writes MeSH ids bare; the workbench stores them namespaced, so a
+    concept is named the same way whichever MEDIC release it came from (gold ids written either way still
+    resolve). The linker's own protocol keeps the file's spelling (the papers' evaluation compares it)."""
+    def fix(raw: str) -> str:
+        return f"MESH:{raw}" if _BARE_MESH.match(raw) else raw
+
+    return replace(record, concept_id=fix(record.concept_id), alt_ids=tuple(fix(a) for a in record.alt_ids),
+                   parents=tuple(fix(p) for p in record.parents))
 
 
 def _normalise_dnorm_id(raw: str) -> str:

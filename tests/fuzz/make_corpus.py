@@ -519,12 +519,12 @@ def dnorm_cases() -> list[Case]:
         Case("no-name.txt", dnorm_seed(lines + ["D006073||"]), "ParseError", ["no name after '||'"], line=6),
         Case("duplicate-id.txt", dnorm_seed(lines + ["C565588||Again"]), "ParseError", ["concept id C565588 appears twice"], line=6),
         Case("latin1.txt", dnorm_seed(lines[:2]).encode() + b"D012859||" + LATIN1 + b"\n", "ParseError", ["not UTF-8 text"], line=3),
-        Case("nul-in-name.txt", dnorm_seed(lines + ["D006073||Go\x00ut"]), "ParseError", ["concept D006073: field 'preferred_name' contains a NUL character"], line=6),
+        Case("nul-in-name.txt", dnorm_seed(lines + ["D006073||Go\x00ut"]), "ParseError", ["concept MESH:D006073: field 'preferred_name' contains a NUL character"], line=6),
         Case("binary-garbage.txt", BINARY, "ParseError", ["not UTF-8 text"], line=1),
         Case("pubtator-given-as-dnorm.txt", pubtator_seed(), "ParseError", ["no '||' found"], line=1),
         Case("medic-given-as-dnorm.txt", medic_seed(), "ParseError", ["no '||' found"], line=1),
         Case("id-too-long.txt", dnorm_seed(lines + ["D" + "0" * 200 + "||Gout"]), "ParseError", ["is longer than 100 characters"], line=6),
-        Case("absurdly-long-name.txt", dnorm_seed(lines + ["D006073||" + LONG]), "ParseError", ["concept D006073: field 'preferred_name' holds a name of 12,000 characters"], line=6),
+        Case("absurdly-long-name.txt", dnorm_seed(lines + ["D006073||" + LONG]), "ParseError", ["concept MESH:D006073: field 'preferred_name' holds a name of 12,000 characters"], line=6),
         Case("truncated.txt.gz", gz(dnorm_seed())[:40], "ParseError", ["unreadable or truncated file"]),
     ]
 

@@ -197,10 +197,11 @@ def test_dnorm_dictionary_gives_concepts_alt_ids_and_no_hierarchy(db, tmp_path):
     assert (report.concepts, report.names, report.edges, report.known_types) == (3, 5, 0, 0)
     checksum = hashlib.sha256(path.read_bytes()).hexdigest()
     assert report.release == f"medic_small.txt sha256:{checksum[:12]}"  # no release in a DNorm header
-    tooth = Concept.objects.get(concept_id="C567755")
+    # Bare MeSH ids are stored namespaced, as CTD's MEDIC names the same concepts.
+    tooth = Concept.objects.get(concept_id="MESH:C567755")
     assert tooth.alt_ids == ["OMIM:613097"]
-    assert names_of("C567755", "medic-dnorm") == {"Tooth Agenesis, Selective, 6": (True, ""), "STHAG6": (False, "")}
-    assert names_of("D003920", "medic-dnorm") == {"Diabetes Mellitus": (True, ""), "Diabetes": (False, "")}
+    assert names_of("MESH:C567755", "medic-dnorm") == {"Tooth Agenesis, Selective, 6": (True, ""), "STHAG6": (False, "")}
+    assert names_of("MESH:D003920", "medic-dnorm") == {"Diabetes Mellitus": (True, ""), "Diabetes": (False, "")}
     assert not HierarchyEdge.objects.exists()
 
 

@@ -27,7 +27,14 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import connection, models, transaction
 
-from linker.data import DICTIONARY_FORMATS, iter_dictionary, open_text, read_release, sniff_dictionary_format
+from linker.data import (
+    DICTIONARY_FORMATS,
+    iter_dictionary,
+    namespaced,
+    open_text,
+    read_release,
+    sniff_dictionary_format,
+)
 from webapp.core.inputs import check_label, input_path
 from webapp.vocab.copy import copy_rows, max_length
 from webapp.vocab.models import Dictionary, DictionaryVersion, KnownType
@@ -93,7 +100,10 @@ def import_dictionary(
             imported_by=user if getattr(user, "pk", None) else None,
         )
         writer = VersionWriter(version, path, fmt)
-        for batch in _batched(iter_dictionary(path, fmt, include_obsolete=include_obsolete), BATCH_SIZE):
+        records = iter_dictionary(path, fmt, include_obsolete=include_obsolete)
+        if fmt == "dnorm":  # bare MeSH ids, stored as every other MEDIC release names them
+            records = map(namespaced, records)
+        for batch in _batched(records, BATCH_SIZE):
             writer.add_concepts(batch)
             if progress:
                 progress(writer.report.concepts, max(total or 0, writer.report.concepts) or None)
