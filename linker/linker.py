@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ from linker.retrieval import Candidate, FirstStage, HybridRetriever, RetrievalCo
 from linker.sparse import SparseEncoder
 from linker.text import Preprocessor, TextConfig
 
-__all__ = ["Linker", "LinkerConfig", "ARTIFACT_FORMAT", "annotation_counts"]
+__all__ = ["Linker", "LinkerConfig", "ARTIFACT_FORMAT", "BuildProgress", "BUILD_PHASES", "annotation_counts"]
 
 
 def annotation_counts(
@@ -59,6 +59,12 @@ def annotation_counts(
     return counts
 
 ARTIFACT_FORMAT = 1
+
+# ``progress(phase, done, total)`` of :meth:`Linker.build`: each phase is reported when it starts (done = 0) and as
+# it advances; "encode" and "first-stage" count distinct names. It may raise to stop the build (nothing is written:
+# ``build`` keeps everything in memory).
+BuildProgress = Callable[[str, int, int], None]
+BUILD_PHASES = ("tf-idf", "encode", "first-stage", "faiss")
 
 
 @dataclass(frozen=True)
@@ -138,6 +144,7 @@ class Linker:
         metadata: dict[str, Any] | None = None,
         feature_cache: str | Path | None = None,
         first_stage_encoder: NameEncoder | None = None,
+        progress: BuildProgress | None = None,
     ) -> Linker:
         """Fit tf-idf on the dictionary's names and encode them into a dense index (no encoder: sparse only).
 
@@ -146,11 +153,21 @@ class Linker:
         already seen by the same transformer.
         ``first_stage_encoder``: a fast encoder (BNE, DAN) indexed beside ``encoder`` and searched first (see
         ``RetrievalConfig.cascade``: with "exact" the transformer encodes only queries that are not a name).
+        ``progress``: see :data:`BuildProgress` (the feature cache path reports no per-name progress).
         """
         config = config or LinkerConfig()
         table = dictionary if isinstance(dictionary, NameTable) else NameTable.from_records(dictionary, config.text)
         meta = dict(metadata or {})
+
+        def start(name: str, total: int) -> None:
+            if progress is not None:
+                progress(name, 0, total)
+
+        def reporting(name: str) -> Callable[[int, int], None] | None:  # encode_names reports its own start
+            return None if progress is None else (lambda done, of: progress(name, done, of))
+
         t0 = time.perf_counter()
+        start("tf-idf", len(table))
         sparse = SparseEncoder().fit(table.names)
         meta["sparse_build_s"] = time.perf_counter() - t0
         index: DenseIndex | None = None
@@ -160,16 +177,21 @@ class Linker:
                 transformer.quantize()
             t0 = time.perf_counter()
             if feature_cache is not None and transformer is not None and not transformer.quantized:
+                start("encode", len(table))
                 feats = cached_features(transformer, table.names, feature_cache, config.encode_batch_size)
                 vectors = transformer.project_numpy(feats)
             else:
-                vectors = encode_names(encoder, table.names, batch_size=config.encode_batch_size)
+                vectors = encode_names(encoder, table.names, batch_size=config.encode_batch_size,
+                                       progress=reporting("encode"))
+            start("faiss", len(vectors))
             index = DenseIndex.build(vectors, config=config.index)
             meta["dense_build_s"] = time.perf_counter() - t0
         first_stage = None
         if first_stage_encoder is not None and encoder is not None:
             t0 = time.perf_counter()
-            fast = encode_names(first_stage_encoder, table.names, batch_size=config.encode_batch_size)
+            fast = encode_names(first_stage_encoder, table.names, batch_size=config.encode_batch_size,
+                                progress=reporting("first-stage"))
+            start("faiss", len(fast))
             first_stage = FirstStage(first_stage_encoder, DenseIndex.build(fast, config=config.index))
             meta["first_stage_build_s"] = time.perf_counter() - t0
         meta["names"] = len(table)

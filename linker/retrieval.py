@@ -11,7 +11,8 @@ does that and handles abbreviations and composite mentions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -22,7 +23,8 @@ from linker.encoders.base import NameEncoder
 from linker.index import DenseIndex
 from linker.sparse import SparseEncoder
 
-__all__ = ["Candidate", "RetrievalConfig", "HybridRetriever", "Mode", "Cascade", "FirstStage", "encode_names"]
+__all__ = ["Candidate", "RetrievalConfig", "HybridRetriever", "Mode", "Cascade", "FirstStage", "encode_names", "Progress",
+           "PROGRESS_CHUNK"]
 
 Mode = Literal["hybrid", "dense", "sparse"]
 # With a first stage (a fast encoder in front of the transformer): "off" encodes every query with both;
@@ -71,12 +73,69 @@ class FirstStage:
     index: DenseIndex
 
 
-def encode_names(encoder: NameEncoder, names: Sequence[str], batch_size: int = 512) -> np.ndarray:
-    """Vectors for ``names`` [n, h], encoding each distinct string once (one name often has several ids)."""
+# ``progress(done, total)``: called as names are encoded (distinct names done of all distinct names), first with
+# done = 0. It may raise to stop the work (a cancelled build): the exception goes through to the caller.
+Progress = Callable[[int, int], None]
+
+# Names encoded between two progress reports at first: about a second of MiniLM on a CPU core pair. Doubled while a
+# chunk takes less than PROGRESS_QUICK_S (BNE, DAN, a GPU), up to PROGRESS_MAX_CHUNK, so that fast encoders are not
+# slowed by small calls.
+PROGRESS_CHUNK = 512
+PROGRESS_QUICK_S = 0.25
+PROGRESS_MAX_CHUNK = 65536
+
+
+def encode_names(
+    encoder: NameEncoder, names: Sequence[str], batch_size: int = 512, progress: Progress | None = None
+) -> np.ndarray:
+    """Vectors for ``names`` [n, h], encoding each distinct string once (one name often has several ids).
+
+    With ``progress``, the distinct names are encoded in chunks of about :data:`PROGRESS_CHUNK`, with a report after
+    each: see :func:`_encode_reporting`. The vectors are those of one call."""
     unique: dict[str, int] = {}
     positions = np.fromiter((unique.setdefault(n, len(unique)) for n in names), dtype=np.int64, count=len(names))
-    vectors = encoder.encode(list(unique), batch_size=batch_size)
+    distinct = list(unique)
+    if progress is None:
+        vectors = encoder.encode(distinct, batch_size=batch_size)
+    else:
+        vectors = _encode_reporting(encoder, distinct, batch_size, progress)
     return vectors[positions]
+
+
+def _encode_reporting(encoder: NameEncoder, texts: list[str], batch_size: int, progress: Progress) -> np.ndarray:
+    """``encoder.encode(texts)`` in chunks, reporting after each.
+
+    A transformer sorts its input by length and cuts it into batches in that order. Here the texts are sorted and
+    cut the same way, and chunk j takes batches j, j + k, j + 2k ... of the k chunks: within a chunk they stay in
+    length order, so the transformer forms the very same batches (the same vectors as one call), and every chunk
+    holds short names and long ones alike, so names/s holds steady and the time left it predicts is right (the
+    shortest names first would make a long build look faster than it is). BNE and DAN encode each name on its own."""
+    n = len(texts)
+    progress(0, n)
+    if n == 0:
+        return encoder.encode(texts, batch_size=batch_size)
+    order = np.argsort([len(t) for t in texts], kind="stable")  # the transformer's own order
+    run_batch_size = getattr(encoder, "run_batch_size", None)  # a transformer's batches (64 on a CPU)
+    size = max(1, run_batch_size(batch_size) if callable(run_batch_size) else batch_size)
+    batches = [order[i : i + size] for i in range(0, n, size)]
+    per_chunk = max(1, -(-PROGRESS_CHUNK // size))
+    k = -(-len(batches) // per_chunk)
+    out: np.ndarray | None = None
+    done, chunk, group = 0, 0, 1
+    while chunk < k:
+        began = time.perf_counter()
+        members = sorted(b for c in range(chunk, min(k, chunk + group)) for b in range(c, len(batches), k))
+        idx = np.concatenate([batches[b] for b in members])
+        vectors = encoder.encode([texts[i] for i in idx], batch_size=batch_size)
+        if out is None:
+            out = np.zeros((n, vectors.shape[1]), dtype=vectors.dtype)
+        out[idx] = vectors
+        done, chunk = done + len(idx), chunk + group
+        progress(done, n)
+        if time.perf_counter() - began < PROGRESS_QUICK_S and 2 * group * per_chunk * size <= PROGRESS_MAX_CHUNK:
+            group *= 2
+    assert out is not None
+    return out
 
 
 class HybridRetriever:

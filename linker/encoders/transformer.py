@@ -198,6 +198,15 @@ class TransformerEncoder(nn.Module):
     def quantized(self) -> bool:
         return self._quantized is not None
 
+    def run_batch_size(self, batch_size: int) -> int:
+        """The batch size :meth:`encode` runs with when asked for ``batch_size`` (over texts sorted by length)."""
+        device = torch.device("cpu") if self._quantized is not None else self.device
+        if device.type == "cpu":
+            # On a CPU a large batch buys nothing (no parallelism left to fill) and pads more: 300 mentions
+            # in one batch are all padded to the longest. Length-sorted micro-batches of 64 measured fastest.
+            return min(batch_size, _CPU_BATCH)
+        return batch_size
+
     def encode(
         self,
         texts: Sequence[str],
@@ -236,10 +245,7 @@ class TransformerEncoder(nn.Module):
         order = np.argsort([len(t) for t in texts], kind="stable")
         model = self._quantized if self._quantized is not None else self.model
         device = torch.device("cpu") if self._quantized is not None else self.device
-        if device.type == "cpu":
-            # On a CPU a large batch buys nothing (no parallelism left to fill) and pads more: 300 mentions
-            # in one batch are all padded to the longest. Length-sorted micro-batches of 64 measured fastest.
-            batch_size = min(batch_size, _CPU_BATCH)
+        batch_size = self.run_batch_size(batch_size)
         was_training = self.model.training
         self.model.eval()
         starts = range(0, n, batch_size)

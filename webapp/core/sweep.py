@@ -119,7 +119,7 @@ KINDS: tuple[QueuedKind, ...] = (
     QueuedKind("word-vector upload", _training("WordVectorUpload"), "queued", "created_at",
                "tasks.training.word_vectors_upload_task", lambda upload: (upload.pk,), _note_error("WordVectorUpload"),
                queue="default", missing_input=_upload_gone, fail=_fail_upload),
-    # The build's "activate" is not kept on the row: an index queued again is built, not promoted.
+    # Queued again without "activate": the task reads the row's activate_when_built, which the admin's choice set.
     QueuedKind("index version", _training("IndexVersion"), "building", "created_at", "tasks.indexing.build_index_task",
                lambda index: (index.pk, False), _note_error("IndexVersion"), taken=_index_taken),
     QueuedKind("evaluation", _training("Evaluation"), "queued", "created_at", "tasks.training.evaluate_task",

@@ -166,6 +166,22 @@ class IndexVersion(models.Model):
         ACTIVE = "active", "Active"
         RETIRED = "retired", "Retired"
         FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    # Where a build is (``phase``), written by its builder while it runs (webapp.training.index_progress): through a
+    # connection of its own, at most once a second. "encoding" and "first-stage" count distinct names.
+    class Phase(models.TextChoices):
+        QUEUED = "", "Waiting for a worker"
+        READING = "reading", "Reading the names from the database"
+        LOADING = "loading", "Loading the encoder"
+        TFIDF = "tf-idf", "Fitting tf-idf"
+        ENCODING = "encoding", "Encoding names"
+        FIRST_STAGE = "first-stage", "Encoding names with the first stage"
+        FAISS = "faiss", "Building the faiss index"
+        SAVING = "saving", "Writing the artifact"
+        DONE = "done", "Done"
+
+    COUNTED_PHASES = (Phase.ENCODING, Phase.FIRST_STAGE)
 
     # Denormalised from dictionary_version so that the database itself can allow one active index per dictionary.
     dictionary = models.ForeignKey(Dictionary, on_delete=models.CASCADE, related_name="index_versions")
@@ -191,6 +207,16 @@ class IndexVersion(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     activated_at = models.DateTimeField(null=True, blank=True)
     retired_at = models.DateTimeField(null=True, blank=True)
+    # A build's progress (see Phase) and its life: started and finished by its builder, on the database's clock.
+    phase = models.CharField(max_length=16, choices=Phase.choices, blank=True, default="")
+    progress = models.PositiveIntegerField(default=0, help_text="Names done in the current phase.")
+    progress_total = models.PositiveIntegerField(null=True, blank=True, help_text="Names of the current phase.")
+    phase_started_at = models.DateTimeField(null=True, blank=True)
+    progress_at = models.DateTimeField(null=True, blank=True, help_text="When progress was last written.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    activate_when_built = models.BooleanField(default=False, help_text="Activated (and open mentions re-linked) once built.")
+    cancel_requested = models.BooleanField(default=False, help_text="An admin asked the builder to stop; it does between batches.")
 
     class Meta:
         ordering = ["-created_at"]
@@ -213,6 +239,41 @@ class IndexVersion(models.Model):
         if self.first_stage_id is None:
             return ""
         return f"first stage: {self.first_stage.name} ({self.first_stage.kind_label})"
+
+    # --- a build's progress, for the pages ----------------------------------------------------------------
+
+    @property
+    def is_counting(self) -> bool:
+        """Whether the current phase counts names (a bar, a rate and the time left can be shown)."""
+        return self.state == self.State.BUILDING and self.phase in self.COUNTED_PHASES and bool(self.progress_total)
+
+    @property
+    def progress_percent(self) -> int | None:
+        if not self.progress_total:
+            return None
+        return min(100, 100 * self.progress // self.progress_total)
+
+    @property
+    def names_per_second(self) -> float | None:
+        """Names encoded per second in the current phase, by the builder's last report (None before there is one)."""
+        if not self.is_counting or not self.progress or self.phase_started_at is None or self.progress_at is None:
+            return None
+        seconds = (self.progress_at - self.phase_started_at).total_seconds()
+        return self.progress / seconds if seconds > 0 else None
+
+    @property
+    def seconds_left(self) -> float | None:
+        """The current phase's names left at its rate so far."""
+        rate = self.names_per_second
+        if rate is None or self.progress_total is None:
+            return None
+        return max(0.0, (self.progress_total - self.progress) / rate)
+
+    @property
+    def running_seconds(self) -> float | None:
+        if self.started_at is None:
+            return None
+        return ((self.finished_at or timezone.now()) - self.started_at).total_seconds()
 
 
 # A running run whose heartbeat is older than this has lost its worker: the worker beats every 5 s

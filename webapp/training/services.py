@@ -21,6 +21,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from linker.data import ConceptRecord, Synonym
@@ -28,7 +29,8 @@ from linker.linker import Linker, LinkerConfig
 from webapp.core.queue import enqueue, job_task_id
 from webapp.training.errors import RunError
 from webapp.training.index_builds import check_index_build
-from webapp.training.models import EncoderModel, IndexVersion
+from webapp.training.index_progress import LINKER_PHASES, Echo, IndexBuildCancelled, IndexProgressRecorder
+from webapp.training.models import CANCELLED_BY_ADMIN, EncoderModel, IndexVersion
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
 logger = logging.getLogger(__name__)
@@ -140,75 +142,98 @@ def _carry_reranker(encoder: EncoderModel | None, linker: Linker, say: Progress)
 
 
 def create_index_version(
-    version: DictionaryVersion, encoder: EncoderModel | None, user: Any = None, first_stage: EncoderModel | None = None
+    version: DictionaryVersion, encoder: EncoderModel | None, user: Any = None, first_stage: EncoderModel | None = None,
+    activate: bool = False,
 ) -> IndexVersion:
-    """A ``building`` index version; :class:`webapp.training.index_builds.IndexBuildError` (a RunError) names what
-    does not fit (a first stage that is not BNE/DAN, of another dictionary, or without a transformer to stand in
-    front of; an encoder whose folder is gone)."""
+    """A ``building`` index version (``activate``: to be activated once built, kept on the row so that a build queued
+    again still is); :class:`webapp.training.index_builds.IndexBuildError` (a RunError) names what does not fit (a
+    first stage that is not BNE/DAN, of another dictionary, or without a transformer to stand in front of; an
+    encoder whose folder is gone)."""
     check_index_build(version.dictionary, encoder, first_stage)
     return IndexVersion.objects.create(
         dictionary=version.dictionary, dictionary_version=version, encoder=encoder, first_stage=first_stage,
-        created_by=user,
+        created_by=user, activate_when_built=activate,
     )
 
 
 @transaction.atomic
 def queue_index_build(
     dictionary: Dictionary, encoder: EncoderModel | None, user: Any = None, queue: str | None = None,
-    first_stage: EncoderModel | None = None,
+    first_stage: EncoderModel | None = None, activate: bool = False,
 ) -> IndexVersion:
     """A ``building`` index version of the dictionary's latest release with ``encoder`` (and ``first_stage`` in front
-    of it), built on the gpu queue after commit (``build_index --queue`` from a page)."""
+    of it), built on the gpu queue after commit (``build_index --queue`` from a page); with ``activate``, activated
+    once built and the open mentions of the dictionary's collections re-linked (:func:`promote_index`)."""
     version = dictionary.latest_version()
     if version is None:
         raise RunError(f"dictionary {dictionary.slug!r} has no imported release")
-    index = create_index_version(version, encoder, user if getattr(user, "pk", None) else None, first_stage)
-    enqueue("tasks.indexing.build_index_task", index.pk, False, queue=queue, task_id=job_task_id(index),
+    index = create_index_version(version, encoder, user if getattr(user, "pk", None) else None, first_stage, activate)
+    enqueue("tasks.indexing.build_index_task", index.pk, activate, queue=queue, task_id=job_task_id(index),
             on_failure=partial(_unqueued, index.pk))
     return index
 
 
 def _unqueued(index_id: int, exc: Exception) -> None:
     IndexVersion.objects.filter(pk=index_id, state=IndexVersion.State.BUILDING).update(
-        state=IndexVersion.State.FAILED, error=str(exc))
+        state=IndexVersion.State.FAILED, error=str(exc), finished_at=Now())
 
 
-def build_index(index: IndexVersion, progress: Progress | None = None) -> IndexVersion:
-    """Build the artifact of a ``building`` index version; failures leave it ``failed`` with the reason. One build
-    of an index at a time: a second waits, then finds it built."""
+def build_index(index: IndexVersion, progress: Progress | None = None, echo: Echo | None = None) -> IndexVersion:
+    """Build the artifact of a ``building`` index version; failures leave it ``failed`` with the reason, a build an
+    admin cancelled (:func:`cancel_index_build`) ends ``cancelled`` (returned, not raised), and neither leaves a
+    folder behind. One build of an index at a time: a second waits, then finds it built (or ended).
+
+    ``progress`` gets messages ("2,000 concepts read from the database"); ``echo`` every progress report (phase,
+    names done, names in all), unthrottled. The row gets them at most once a second (:mod:`index_progress`)."""
     with index_build_lock(index.pk):
         state = IndexVersion.objects.filter(pk=index.pk).values_list("state", flat=True).first()
-        if state in (IndexVersion.State.READY, IndexVersion.State.ACTIVE, IndexVersion.State.RETIRED):
+        if state != IndexVersion.State.BUILDING:
             index.refresh_from_db()
             return index
-        return _build(index, progress)
+        with IndexProgressRecorder(index.pk, echo=echo) as recorder:
+            return _build(index, progress, recorder)
 
 
-def _build(index: IndexVersion, progress: Progress | None) -> IndexVersion:
+def _build(index: IndexVersion, progress: Progress | None, recorder: IndexProgressRecorder) -> IndexVersion:
     say = progress or (lambda message: None)
     started = time.perf_counter()
     folder = index_folder(index)
+    tmp = folder.with_name(folder.name + ".partial")
     try:
+        recorder(IndexVersion.Phase.READING)
         records = concept_records(index.dictionary_version)
         if not records:
             raise ValueError(f"{index.dictionary_version} has no concepts to index")
-        say(f"{len(records)} concepts read from the database")
+        say(f"{len(records):,} concepts read from the database")
+        recorder(IndexVersion.Phase.LOADING)
         encoder, config = _encoder_and_config(index.encoder)
         fast = None
         if index.first_stage_id is not None:
             fast, config = _first_stage(index, encoder, config)
             say(f"first stage {index.first_stage.name} ({index.first_stage.kind_label}): the transformer encodes only "
                 "mentions that are not a dictionary name")
-        linker = Linker.build(records, encoder, config, metadata={"index_version": index.pk}, first_stage_encoder=fast)
-        say(f"{len(linker.table)} names indexed")
+        linker = Linker.build(records, encoder, config, metadata={"index_version": index.pk}, first_stage_encoder=fast,
+                              progress=lambda phase, done, total: recorder(LINKER_PHASES.get(phase, phase), done, total))
+        say(f"{len(linker.table):,} names indexed")
         _carry_reranker(index.encoder, linker, say)
-        tmp = folder.with_name(folder.name + ".partial")
+        recorder(IndexVersion.Phase.SAVING)
         shutil.rmtree(tmp, ignore_errors=True)
         linker.save(tmp)
+        recorder.check()  # the last moment a cancel can take effect: nothing is in place yet
         shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)  # the folder appears complete or not at all
+    except IndexBuildCancelled as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        IndexVersion.objects.filter(pk=index.pk, state=IndexVersion.State.BUILDING).update(
+            state=IndexVersion.State.CANCELLED, finished_at=Now(),
+            error=f"{CANCELLED_BY_ADMIN} {exc.where}; nothing of it was kept")
+        index.refresh_from_db()
+        say(index.error)
+        return index
     except BaseException as exc:  # an interrupted build (Ctrl-C on build_index) too: not left building, nor re-queued
-        IndexVersion.objects.filter(pk=index.pk).update(state=IndexVersion.State.FAILED, error=f"{type(exc).__name__}: {exc}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        IndexVersion.objects.filter(pk=index.pk).update(
+            state=IndexVersion.State.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=Now())
         raise
     IndexVersion.objects.filter(pk=index.pk).update(
         state=IndexVersion.State.READY,
@@ -217,8 +242,30 @@ def _build(index: IndexVersion, progress: Progress | None) -> IndexVersion:
         concept_count=len(linker.table.concepts),
         build_seconds=time.perf_counter() - started,
         error="",
+        phase=IndexVersion.Phase.DONE,
+        finished_at=Now(),
     )
     index.refresh_from_db()
+    return index
+
+
+def cancel_index_build(index_id: int) -> IndexVersion:
+    """An admin's request to stop a build. One no builder has taken yet is cancelled at once (its task, when it comes,
+    finds it so and does nothing); a running one is asked to stop, and does at its next progress report (between two
+    batches of names, within a second or so): it ends ``cancelled``, nothing of it kept, never activated. An index
+    that is no longer building stays as it is."""
+    with transaction.atomic():
+        index = IndexVersion.objects.select_for_update().get(pk=index_id)
+        if index.state != IndexVersion.State.BUILDING:
+            return index
+        index.cancel_requested = True
+        fields = ["cancel_requested"]
+        # Taken for this transaction when free, so no build can start before the cancellation is committed.
+        if not index_being_built(index.pk):
+            index.state, index.finished_at = IndexVersion.State.CANCELLED, timezone.now()
+            index.error = f"{CANCELLED_BY_ADMIN} before a worker started it"
+            fields += ["state", "finished_at", "error"]
+        index.save(update_fields=fields)
     return index
 
 

@@ -1,0 +1,162 @@
+"""An admin builds and activates an index from the models page while a curator has a document open: the build's card
+shows the names encoded of all, names/s and the time left as a real worker encodes them (MiniLM, zero-shot, 1,224
+names), Cancel stops a build mid-way, and an activated build re-links the open mentions by itself: the card
+counts them and stops polling, and the curator's open page shows the new index's candidates without a reload."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.conftest import PASSWORD
+from tests.e2e.conftest import login
+from tests.integration.test_index_build_progress import CONCEPTS, index_worker  # noqa: F401 (a fixture)
+from webapp.corpus.models import Collection, Document, Mention
+from webapp.training.models import EncoderModel, IndexVersion
+from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.worker]
+
+ORGANS = ["liver", "kidney", "lung", "heart", "spleen", "pancreas", "colon", "skin", "retina", "thyroid", "bladder",
+          "stomach", "brain", "spine", "femur", "tibia", "ovary", "prostate", "tongue", "larynx", "aorta", "uterus"]
+LESIONS = ["cyst", "abscess", "fibrosis", "atrophy", "necrosis", "polyp", "ulcer", "sarcoma", "adenoma", "hyperplasia",
+           "infarct", "stenosis", "calcification", "dysplasia", "haemorrhage", "lymphoma", "fistula", "hamartoma"]
+KINDS = ["congenital", "acquired", "recurrent"]
+TEXT = "Wheezing disease at night, high blood pressure, and later a heart attack."
+MENTIONS = {"Wheezing disease": "D:00", "high blood pressure": "D:01", "heart attack": "D:02"}
+
+
+@pytest.fixture
+def world(transactional_db, alice, bob, settings, tmp_path):  # type: ignore[no-untyped-def]
+    """A dictionary of 1,224 names (the integration tests' 12 concepts and 396 made-up lesions with 3 names each), a
+    collection with three open mentions, the zero-shot MiniLM as an encoder, and no index yet."""
+    from django.db import connections
+
+    from linker.encoders.transformer import default_base_model
+    from webapp.training.registry import forget_all
+
+    connections.settings["default"]["CONN_MAX_AGE"] = 0  # live-server threads close their connections
+    settings.ARTIFACT_ROOT = tmp_path / "artifacts"
+    forget_all()
+    dictionary = Dictionary.objects.create(slug="tiny", title="Tiny")
+    version = DictionaryVersion.objects.create(dictionary=dictionary, release="1", source_format="medic", checksum="c" * 64)
+    lesions = {f"L:{n:03d}": [f"{kind} {lesion} of the {organ}" for kind in KINDS]
+               for n, (lesion, organ) in enumerate(itertools.product(LESIONS, ORGANS))}
+    concepts = Concept.objects.bulk_create([Concept(version=version, concept_id=cid, preferred_name=names[0])
+                                            for cid, names in {**CONCEPTS, **lesions}.items()])
+    Name.objects.bulk_create([Name(concept=c, text=n, normalized=n.lower(), is_preferred=i == 0)
+                              for c in concepts for i, n in enumerate({**CONCEPTS, **lesions}[c.concept_id])])
+    notes = Collection.objects.create(slug="notes", title="Clinic notes", dictionary=dictionary)
+    doc = Document.objects.create(collection=notes, external_id="note-1", title="", text=TEXT)
+    for text in MENTIONS:
+        start = TEXT.index(text)
+        Mention.objects.create(document=doc, start=start, end=start + len(text), text=text, mention_type="Disease")
+    folder = str(default_base_model())
+    EncoderModel.objects.create(name="zero-shot-minilm", method=EncoderModel.Method.ZERO_SHOT, base_model=folder,
+                                artifact_path=folder)
+    yield doc
+    forget_all()
+
+
+MID_ENCODING = """(selector) => {
+  const count = document.querySelector(selector);
+  if (!count) return false;
+  const [done, total] = count.textContent.split('/').map((s) => parseInt(s.replace(/[^0-9]/g, ''), 10));
+  return done > 0 && done < total;
+}"""
+
+
+def _wait_mid_encoding(page, pk: int) -> None:  # type: ignore[no-untyped-def]
+    """Until the card shows some names of all encoded; fails saying what the card went through and what the worker
+    logged when the build ends (or stalls) without being seen there."""
+    card = f"#index-build-{pk}"
+    page.evaluate("""(card) => { window.seen = [];
+      document.body.addEventListener('htmx:afterSettle', () => {
+        const c = document.querySelector(card); if (c) window.seen.push(c.dataset.phase + ' ' + c.querySelector('.build-phase, [role=alert], p').textContent.trim());
+      }); }""", card)
+    try:
+        page.wait_for_function(MID_ENCODING, arg=f"{card} .build-count", timeout=120_000)
+    except Exception as exc:
+        seen = page.evaluate("window.seen")
+        rows = list(IndexVersion.objects.filter(pk=pk).values("state", "phase", "progress", "progress_total", "error"))
+        raise AssertionError(f"index {pk} never showed names of all encoded; the card showed {seen}; row {rows}") from exc
+
+
+def _build(page, live_server) -> int:  # type: ignore[no-untyped-def]
+    """Build an index of "tiny" with the zero-shot MiniLM from the models page's form ("Activate when built" ticked,
+    as the form opens); returns its id."""
+    page.goto(f"{live_server.url}/training/models/")
+    page.select_option("#build-dictionary", "tiny")
+    page.wait_for_function("!document.querySelector('.htmx-request')")
+    page.select_option("#build-encoder", "zero-shot-minilm")
+    page.wait_for_function("!document.querySelector('.htmx-request')")
+    expect(page.locator("#build-activate")).to_be_checked()
+    before = set(IndexVersion.objects.values_list("pk", flat=True))
+    page.click("#build-index-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/training/models/#index-versions$"))
+    (pk,) = set(IndexVersion.objects.values_list("pk", flat=True)) - before
+    expect(page.locator(".messages")).to_contain_text(f"Index {pk} of Tiny (zero-shot-minilm) is building on a worker")
+    return pk
+
+
+def test_an_admin_builds_and_activates_an_index_and_the_curators_page_gets_its_candidates(  # type: ignore[no-untyped-def]
+    live_server, browser, world, index_worker, screenshots  # noqa: F811
+) -> None:
+    doc = world
+    curator = login(browser, live_server.url, "bob", PASSWORD)
+    curator.goto(f"{live_server.url}/curate/notes/")
+    expect(curator.locator("text=not linked yet")).to_have_count(3)  # no index yet
+    curator.goto(f"{live_server.url}/curate/notes/documents/{doc.pk}/")
+    expect(curator.locator("#panel")).to_contain_text("No model suggestions")
+
+    admin = login(browser, live_server.url, "alice", PASSWORD)
+    admin.goto(f"{live_server.url}/training/models/")
+    admin.locator("#index-build").screenshot(path=str(screenshots / "index-build-form.png"))
+
+    # 1. A build cancelled while it encodes: it ends "cancelled" with how far it came, and nothing is activated.
+    first = _build(admin, live_server)
+    card = admin.locator(f"#index-build-{first}")
+    expect(card).to_have_attribute("data-phase", "encoding", timeout=120_000)
+    card.locator("button", has_text="Cancel build").click()
+    expect(card).to_have_attribute("data-state", "cancelled", timeout=30_000)
+    expect(card.locator("[role=alert]")).to_contain_text(
+        re.compile(r"^Cancelled by an admin while encoding names, after [\d,]+ of 1,224 names; nothing of it was kept\.$"))
+    expect(card).to_contain_text("Not activated: Tiny has no active index yet.")
+    expect(card).not_to_have_attribute("hx-trigger", re.compile("."))  # no more polling
+    card.screenshot(path=str(screenshots / "index-build-cancelled.png"))
+    assert not IndexVersion.objects.filter(state=IndexVersion.State.ACTIVE).exists()
+
+    # 2. A build that runs to the end: names encoded of all, names/s and the time left while it encodes ...
+    second = _build(admin, live_server)
+    card = admin.locator(f"#index-build-{second}")
+    expect(card.locator(".build-phase")).to_be_visible()
+    _wait_mid_encoding(admin, second)
+    expect(card.locator(".build-count")).to_contain_text("/ 1,224")
+    expect(card.locator(".build-rate")).to_contain_text(re.compile(r"^[\d,]+ names/s$"))
+    expect(card.locator(".build-eta")).to_contain_text(re.compile(r"^about \d+ (s|min \d+ s) left$"))
+    expect(card.locator("progress")).to_be_visible()
+    admin.screenshot(path=str(screenshots / "index-build-progress.png"), full_page=True)
+
+    # ... then it is activated and the open mentions re-linked on the worker; the card counts them and stops.
+    expect(card).to_have_attribute("data-state", "active", timeout=120_000)
+    relinked = card.locator(f'#relinking-{second} tr[data-collection="notes"]')
+    expect(relinked).to_have_attribute("data-done", "true", timeout=60_000)
+    expect(relinked.locator(".relinked")).to_have_text("3 / 3")
+    expect(card).not_to_have_attribute("hx-trigger", re.compile("."))
+    expect(admin.locator(f"#index-{second}")).to_have_attribute("data-state", "active")  # the list refreshed itself
+    expect(admin.locator(f"#index-{first}")).to_have_attribute("data-state", "cancelled")
+    label = IndexVersion.objects.get(pk=second).label
+    expect(admin.locator("#model-table")).to_contain_text(label)  # so did the active models
+    card.screenshot(path=str(screenshots / "index-build-activated.png"))
+
+    # The curator's page, open all along, shows the new index's candidates: no reload.
+    for text, concept in reversed(MENTIONS.items()):  # the first is selected already: its panel is as it loaded
+        curator.locator(f"#mention-{Mention.objects.get(document=doc, text=text).pk}").click()
+        expect(curator.locator('#panel .candidate[data-number="1"]')).to_have_attribute("data-concept-id", concept)
+        expect(curator.locator("#panel")).to_contain_text(label)
+    curator.screenshot(path=str(screenshots / "index-build-candidates.png"), full_page=True)
+    curator.goto(f"{live_server.url}/curate/notes/")
+    expect(curator.locator("text=not linked yet")).to_have_count(0)  # every open mention carries its suggestions
