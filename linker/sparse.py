@@ -40,9 +40,10 @@ class SparseEncoder:
         self.vocabulary: dict[str, int] = {}
         self.idf: np.ndarray = np.zeros(0, dtype=np.float32)
         self._counter: CountVectorizer | None = None
-        # Indexed names: [n_names, n_features] csr and its transpose as csr (for query @ names.T).
+        # Indexed names: [n_names, n_features] csr. No transpose is kept: scoring multiplies the names by the
+        # dense queries (see _scores_by_name), and transposing MEDIC's 74K names again for every curator
+        # synonym added live (each decision's, in every web process) cost 50-200 ms of CPU on 2 cores.
         self._names: sp.csr_matrix | None = None
-        self._names_t: sp.csr_matrix | None = None
 
     # --- fitting and transforming ----------------------------------------------------------------
 
@@ -99,22 +100,21 @@ class SparseEncoder:
 
     def _set_matrix(self, m: sp.csr_matrix) -> None:
         self._names = sp.csr_matrix(m, dtype=np.float32)
-        self._names_t = sp.csr_matrix(self._names.T, dtype=np.float32)
 
     @property
     def n_names(self) -> int:
         return 0 if self._names is None else int(self._names.shape[0])
 
-    def _require_names(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-        if self._names is None or self._names_t is None:
+    def _require_names(self) -> sp.csr_matrix:
+        if self._names is None:
             raise RuntimeError("no names indexed: call fit() or set_names() first")
-        return self._names, self._names_t
+        return self._names
 
     # --- search ------------------------------------------------------------------------------------
 
     def _scores_by_name(self, q: sp.csr_matrix) -> np.ndarray:
         """[n_padded_names, n_queries] float32 cosine scores of a batch; padding rows hold -inf."""
-        names, _ = self._require_names()
+        names = self._require_names()
         # names [N, V] (csr) @ q.T [V, b] (dense): scipy's csr x dense kernel walks the names' rows once and
         # does an axpy over the batch per non-zero. A sparse x sparse product is several times slower here
         # because its output is dense anyway (unigrams occur in almost every name). Row blocks run in
@@ -147,7 +147,7 @@ class SparseEncoder:
         [names, chunk] float32 score matrix (75 MB for 73K names) is the memory peak, and chunks of 128-256
         measured fastest on MEDIC (larger ones fall out of cache).
         """
-        names, _ = self._require_names()
+        names = self._require_names()
         k = min(k, names.shape[0])
         n = len(queries)
         scores = np.zeros((n, k), dtype=np.float32)
@@ -165,7 +165,7 @@ class SparseEncoder:
 
     def score(self, queries: Sequence[str], name_indices: np.ndarray) -> np.ndarray:
         """Sparse scores of given candidate rows: ``name_indices`` [n, m] -> scores [n, m] float32."""
-        names, _ = self._require_names()
+        names = self._require_names()
         idx = np.asarray(name_indices, dtype=np.int64)
         if idx.ndim != 2 or idx.shape[0] != len(queries):
             raise ValueError(f"name_indices must be [n_queries, m], got {idx.shape} for {len(queries)} queries")

@@ -315,6 +315,12 @@ def supervise(supervisor: Supervisor, tick: float = 0.5, sleep: Callable[[float]
         sleep(tick)
 
 
+def web_server_argv(python: str, host: str, port: int, workers: int, logs: Path) -> list[str]:
+    """The web server's command line (bench/load.py starts the same one)."""
+    return [python, "-m", "gunicorn", "webapp.wsgi", "--bind", f"{host}:{port}", "--workers", str(workers), "--threads", "4",
+            "--access-logfile", str(logs / "access.log"), "--error-logfile", str(logs / "web.log"), "--timeout", "120"]
+
+
 def run(data: Path | None, host: str, port: int, workers: int) -> int:
     _prepare_environment()
     print("Preparing the database and data ...", flush=True)
@@ -329,11 +335,7 @@ def run(data: Path | None, host: str, port: int, workers: int) -> int:
          "-s", str(embedded.data_dir() / "celerybeat-schedule"), "--loglevel", "INFO"],
         log=logs / "worker.log", own_group=True,
     )
-    web = Child(
-        "web",
-        [python, "-m", "gunicorn", "webapp.wsgi", "--bind", f"{host}:{port}", "--workers", str(workers), "--threads", "4",
-         "--access-logfile", str(logs / "access.log"), "--error-logfile", str(logs / "web.log"), "--timeout", "120"],
-    )
+    web = Child("web", web_server_argv(python, host, port, workers, logs))
     supervisor = Supervisor(web, worker, hint=f" at http://{host}:{port}/")
     supervisor.start()
 

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Upper
 
 from webapp.vocab.models import Concept, Dictionary
 
@@ -82,7 +83,13 @@ class Mention(models.Model):
             # end <= length(document.text) and text = the span's characters are enforced by a trigger
             # (migration 0002), because a CHECK constraint cannot read the document row.
         ]
-        indexes = [models.Index(fields=["document", "status"], name="mention_doc_status")]
+        indexes = [
+            models.Index(fields=["document", "status"], name="mention_doc_status"),
+            # A decision applied to every identical mention of its document or collection finds them by
+            # text, case-insensitively (text__iexact: UPPER(text) = UPPER(%s)); without this index each such
+            # decision read every mention of every collection twice, holding its locks.
+            models.Index(Upper("text"), name="mention_text_upper"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.text} [{self.start}:{self.end}]"

@@ -20,13 +20,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from linker.linker import Linker
 from webapp.training.models import IndexVersion
 from webapp.vocab.models import DictionaryVersion, Name
 
-__all__ = ["ActiveLinker", "RECHECK_SECONDS", "add_curator_synonym", "forget_all", "get_active_linker", "load_linker"]
+__all__ = ["ActiveLinker", "RECHECK_SECONDS", "add_curator_synonym", "add_curator_synonyms", "forget_all", "get_active_linker",
+           "load_linker"]
 
 log = logging.getLogger(__name__)
 
@@ -68,12 +70,18 @@ def get_active_linker(dictionary_slug: str) -> ActiveLinker | None:
 
 def add_curator_synonym(dictionary_slug: str, text: str, concept_id: str) -> None:
     """Add one curator synonym to this process's live index (called after the decision commits)."""
+    add_curator_synonyms(dictionary_slug, [(text, concept_id)])
+
+
+def add_curator_synonyms(dictionary_slug: str, pairs: Sequence[tuple[str, str]]) -> None:
+    """Add (text, concept id) curator synonyms to this process's live index, in order, with one look at which
+    index is active (a decision propagated to thousands of identical mentions commits one pair for each)."""
     active = _active_index(dictionary_slug)
-    if active is None:
+    if active is None or not pairs:
         return
     mark = _mark(active.index_version_id)
     with mark.lock:
-        added = active.linker.add_names([(text, concept_id)])
+        added = active.linker.add_names(pairs)
         mark.names_added += len(added)
 
 

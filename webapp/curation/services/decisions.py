@@ -17,25 +17,30 @@ same rows in opposite orders (measured: 207 of 476 targeted concurrent decisions
 rows are then locked in one statement in primary-key order, the order every other locker of several mentions
 (background suggestions) uses. A deadlock that still happens (a lock order outside this module) is retried
 once with a fresh transaction; the curator never sees a 500 for it.
+
+Propagation writes in bulk (:func:`_apply_to_twins`): a fixed number of statements for all identical mentions,
+not ten per mention. A collection-scope decision on a common text of a large collection (thousands of
+identical open mentions) otherwise held their locks for tens of seconds (bench/load.py --with-import).
 """
 
 from __future__ import annotations
 
 import functools
 import uuid
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ParamSpec, TypeVar
 
 from django.db import OperationalError, connection, transaction
-from django.db.models import Q
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from linker.text import normalize
 from webapp.corpus.models import Link, Mention
 from webapp.curation.models import DECIDED_STATUSES, OPEN_STATUSES, Decision, HardNegative
-from webapp.training.registry import add_curator_synonym
+from webapp.training.registry import add_curator_synonym, add_curator_synonyms
 from webapp.vocab.models import Concept, DictionaryVersion, Name
 
 HARD_NEGATIVES_PER_DECISION = 5
@@ -160,12 +165,7 @@ def decide(
     decision = decisions[0]
     propagated: list[Decision] = []
     if twins:
-        chosen = decision.concept
-        for twin in twins:
-            twin_action = action
-            if action in (Action.ACCEPT, Action.RELINK) and chosen is not None:
-                twin_action = Action.ACCEPT if _top_concept_pk(twin, 0) == chosen.pk else Action.RELINK
-            propagated.append(_apply(twin, twin_action, chosen, 0, user, Via.PROPAGATED, batch, None))
+        propagated = _apply_to_twins(twins, action, decision.concept, user, batch)
     return Outcome(decision, propagated, skipped, decisions[1:])
 
 
@@ -205,7 +205,11 @@ def part_count(mention: Mention) -> int:
     links know of.
     """
     highest = mention.links.order_by("-part").values_list("part", flat=True).first()
-    return max(1, len(mention.part_texts), (highest or 0) + 1)
+    return _parts(mention, highest)
+
+
+def _parts(mention: Mention, highest_linked_part: int | None) -> int:
+    return max(1, len(mention.part_texts), (highest_linked_part or 0) + 1)
 
 
 def _part_text(mention: Mention, part: int) -> str:
@@ -267,11 +271,98 @@ def _apply(
     synonym = None
     if action != Action.REJECT:
         link = _curator_link(mention, part, concept, suggestions, user)
+        link.save(force_insert=True)
         if concept is not None and not whole_text_of_a_part:
             synonym = _add_synonym(concept, text, user)
     mention.status = _STATUS[Action(action)]
     mention.save(update_fields=["status", "updated_at"])
-    decision = Decision.objects.create(
+    decision = _decision(mention, text, action, via, part, concept, link, suggestions, user, batch, previous_status,
+                         synonym, time_on_task_ms)
+    decision.save(force_insert=True)
+    HardNegative.objects.bulk_create(_hard_negatives(decision, suggestions, concept, action), ignore_conflicts=True)
+    if concept is not None and not whole_text_of_a_part:
+        dictionary = mention.document.collection.dictionary
+        if dictionary is not None:
+            slug, cid = dictionary.slug, concept.concept_id
+            # This process's live index learns the synonym once the decision is committed; other processes
+            # pick it up from the database on their next lookup (webapp.training.registry.get_active_linker).
+            transaction.on_commit(lambda: add_curator_synonym(slug, text, cid))
+    return decision
+
+
+def _apply_to_twins(twins: Sequence[Mention], action: str, chosen: Concept | None, user: Any, batch: uuid.UUID) -> list[Decision]:
+    """The decision applied to part 0 of each locked identical mention (propagation): what :func:`_apply` does
+    to each, in a fixed number of statements. A twin whose own top suggestion is ``chosen`` is accepted, any
+    other relinked to it; NIL and reject stay what they are."""
+    if chosen is None and action in (Action.ACCEPT, Action.RELINK):
+        # Not reached from decide(), whose decision has a concept for these; one at a time says why it fails.
+        return [_apply(twin, action, chosen, 0, user, Via.PROPAGATED, batch, None) for twin in twins]
+    pks = [twin.pk for twin in twins]
+    suggestions: dict[int, list[Link]] = defaultdict(list)
+    for link in (
+        Link.objects.filter(mention_id__in=pks, origin=Link.Origin.MODEL, part=0).select_related("concept").order_by("mention_id", "rank", "id")
+    ):
+        suggestions[link.mention_id].append(link)
+    highest = dict(Link.objects.filter(mention_id__in=pks).values_list("mention_id").annotate(top=Max("part")).order_by())
+    checked: set[int | None] = set()
+    plans: list[tuple[Mention, str, str, bool, Link | None]] = []  # twin, action, text, whole text of a part, link
+    for twin in twins:
+        own = suggestions[twin.pk]
+        twin_action = action
+        if action in (Action.ACCEPT, Action.RELINK) and chosen is not None:
+            top = next((s.concept_id for s in own if s.concept_id is not None), None)  # as _top_concept_pk
+            twin_action = Action.ACCEPT if top == chosen.pk else Action.RELINK
+        if chosen is not None and twin.document.collection.dictionary_id not in checked:
+            _check_dictionary(twin, chosen)  # the same answer for every twin of one collection
+            checked.add(twin.document.collection.dictionary_id)
+        whole_text_of_a_part = not twin.part_texts and _parts(twin, highest.get(twin.pk)) > 1
+        link = _curator_link(twin, 0, chosen, own, user) if twin_action != Action.REJECT else None
+        plans.append((twin, twin_action, _part_text(twin, 0), whole_text_of_a_part, link))
+    Link.objects.bulk_create([link for *_, link in plans if link is not None])
+    synonyms: list[Name | None] = []
+    named: set[str] = set()  # texts given to the concept already in this loop: get_or_create would find them
+    for _twin, _action, text, whole_text_of_a_part, link in plans:
+        synonym = None
+        if link is not None and chosen is not None and not whole_text_of_a_part and text.strip() not in named:
+            synonym = _add_synonym(chosen, text, user)
+            named.add(text.strip())
+        synonyms.append(synonym)
+    now = timezone.now()
+    previous = {twin.pk: twin.status for twin in twins}
+    by_status: dict[str, list[int]] = defaultdict(list)
+    for twin, twin_action, *_ in plans:
+        by_status[_STATUS[Action(twin_action)]].append(twin.pk)
+        twin.status, twin.updated_at = _STATUS[Action(twin_action)], now
+    for status, group in by_status.items():
+        Mention.objects.filter(pk__in=group).update(status=status, updated_at=now)
+    decisions = [
+        _decision(twin, text, twin_action, Via.PROPAGATED, 0, chosen, link, suggestions[twin.pk], user, batch, previous[twin.pk],
+                  synonym, None)
+        for (twin, twin_action, text, _whole, link), synonym in zip(plans, synonyms, strict=True)
+    ]
+    Decision.objects.bulk_create(decisions)
+    HardNegative.objects.bulk_create(
+        [row for decision, (twin, twin_action, *_) in zip(decisions, plans, strict=True)
+         for row in _hard_negatives(decision, suggestions[twin.pk], chosen, twin_action)],
+        ignore_conflicts=True,
+    )
+    learnt: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for twin, _action, text, whole_text_of_a_part, _link in plans:
+        dictionary = twin.document.collection.dictionary
+        if chosen is not None and not whole_text_of_a_part and dictionary is not None:
+            learnt[dictionary.slug].append((text, chosen.concept_id))
+    for slug, pairs in learnt.items():
+        transaction.on_commit(functools.partial(add_curator_synonyms, slug, pairs))  # as _apply, one index lookup
+    return decisions
+
+
+def _decision(
+    mention: Mention, text: str, action: str, via: str, part: int, concept: Concept | None, link: Link | None,
+    suggestions: Sequence[Link], user: Any, batch: uuid.UUID, previous_status: str, synonym: Name | None,
+    time_on_task_ms: int | None,
+) -> Decision:
+    """The log row of one decision on one part (unsaved), made after the mention's status and version changed."""
+    return Decision(
         batch=batch,
         document_id=mention.document_id,
         mention=mention,
@@ -291,21 +382,12 @@ def _apply(
         synonym=synonym,
         result_updated_at=mention.updated_at,
     )
-    _hard_negatives(decision, suggestions, concept, action)
-    if concept is not None and not whole_text_of_a_part:
-        dictionary = mention.document.collection.dictionary
-        if dictionary is not None:
-            slug, cid = dictionary.slug, concept.concept_id
-            # This process's live index learns the synonym once the decision is committed; other processes
-            # pick it up from the database on their next lookup (webapp.training.registry.get_active_linker).
-            transaction.on_commit(lambda: add_curator_synonym(slug, text, cid))
-    return decision
 
 
 def _curator_link(mention: Mention, part: int, concept: Concept | None, suggestions: Sequence[Link], user: Any) -> Link:
-    """The curator's link (None concept: NIL), with the rank, score and model version of the suggestion chosen."""
+    """The curator's link (None concept: NIL, unsaved), with the rank, score and model version of the suggestion chosen."""
     chosen = next((s for s in suggestions if concept is not None and s.concept_id == concept.pk), None)
-    return Link.objects.create(
+    return Link(
         mention=mention,
         part=part,
         concept=concept,
@@ -353,23 +435,20 @@ def _add_synonym(concept: Concept, text: str, user: Any) -> Name | None:
     return name if created else None
 
 
-def _hard_negatives(decision: Decision, suggestions: Sequence[Link], chosen: Concept | None, action: str) -> None:
-    """Suggestions the curator turned down: those ranked above the chosen concept, or the top ones for NIL."""
+def _hard_negatives(decision: Decision, suggestions: Sequence[Link], chosen: Concept | None, action: str) -> list[HardNegative]:
+    """Suggestions the curator turned down (unsaved): those ranked above the chosen concept, or the top ones for NIL."""
     if action == Action.REJECT:
-        return  # the span is not a mention at all: a detector negative, not a linking one
+        return []  # the span is not a mention at all: a detector negative, not a linking one
     negatives: list[Link] = []
     for link in suggestions:
         if chosen is not None and link.concept_id == chosen.pk:
             break
         if link.concept_id is not None:
             negatives.append(link)
-    HardNegative.objects.bulk_create(
-        [
-            HardNegative(decision=decision, mention_text=decision.mention_text, concept_id=link.concept_id, rank=link.rank, score=link.score)
-            for link in negatives[:HARD_NEGATIVES_PER_DECISION]
-        ],
-        ignore_conflicts=True,
-    )
+    return [
+        HardNegative(decision=decision, mention_text=decision.mention_text, concept_id=link.concept_id, rank=link.rank, score=link.score)
+        for link in negatives[:HARD_NEGATIVES_PER_DECISION]
+    ]
 
 
 def _lock_text_of(mention_id: int) -> None:
