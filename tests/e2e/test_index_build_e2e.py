@@ -1,5 +1,5 @@
 """An admin builds and activates an index from the models page while a curator has a document open: the build's card
-shows the names encoded of all, names/s and the time left as a real worker encodes them (MiniLM, zero-shot, 1,224
+shows the names encoded of all, names/s and the time left as a real worker encodes them (MiniLM, zero-shot, 5,976
 names), Cancel stops a build mid-way, and an activated build re-links the open mentions by itself: the card
 counts them and stops polling, and the curator's open page shows the new index's candidates without a reload."""
 
@@ -25,13 +25,17 @@ ORGANS = ["liver", "kidney", "lung", "heart", "spleen", "pancreas", "colon", "sk
 LESIONS = ["cyst", "abscess", "fibrosis", "atrophy", "necrosis", "polyp", "ulcer", "sarcoma", "adenoma", "hyperplasia",
            "infarct", "stenosis", "calcification", "dysplasia", "haemorrhage", "lymphoma", "fistula", "hamartoma"]
 KINDS = ["congenital", "acquired", "recurrent"]
+# Enough names that an idle CPU takes several seconds to encode them: the page polls once a second, and a build of
+# 1,224 names (2 s on a quiet CI machine) could end between two polls before the test could cancel it mid-way.
+SIDES = ["left", "right", "bilateral", "upper", "lower"]
 TEXT = "Wheezing disease at night, high blood pressure, and later a heart attack."
 MENTIONS = {"Wheezing disease": "D:00", "high blood pressure": "D:01", "heart attack": "D:02"}
+N_NAMES = f"{sum(len(names) for names in CONCEPTS.values()) + len(KINDS) * len(LESIONS) * len(SIDES) * len(ORGANS):,}"
 
 
 @pytest.fixture
 def world(transactional_db, alice, bob, settings, tmp_path):  # type: ignore[no-untyped-def]
-    """A dictionary of 1,224 names (the integration tests' 12 concepts and 396 made-up lesions with 3 names each), a
+    """A dictionary of 5,976 names (the integration tests' 12 concepts and 1,980 made-up lesions with 3 names each), a
     collection with three open mentions, the zero-shot MiniLM as an encoder, and no index yet."""
     from django.db import connections
 
@@ -43,8 +47,8 @@ def world(transactional_db, alice, bob, settings, tmp_path):  # type: ignore[no-
     forget_all()
     dictionary = Dictionary.objects.create(slug="tiny", title="Tiny")
     version = DictionaryVersion.objects.create(dictionary=dictionary, release="1", source_format="medic", checksum="c" * 64)
-    lesions = {f"L:{n:03d}": [f"{kind} {lesion} of the {organ}" for kind in KINDS]
-               for n, (lesion, organ) in enumerate(itertools.product(LESIONS, ORGANS))}
+    lesions = {f"L:{n:04d}": [f"{kind} {lesion} of the {side} {organ}" for kind in KINDS]
+               for n, (lesion, side, organ) in enumerate(itertools.product(LESIONS, SIDES, ORGANS))}
     concepts = Concept.objects.bulk_create([Concept(version=version, concept_id=cid, preferred_name=names[0])
                                             for cid, names in {**CONCEPTS, **lesions}.items()])
     Name.objects.bulk_create([Name(concept=c, text=n, normalized=n.lower(), is_preferred=i == 0)
@@ -123,7 +127,7 @@ def test_an_admin_builds_and_activates_an_index_and_the_curators_page_gets_its_c
     card.locator("button", has_text="Cancel build").click()
     expect(card).to_have_attribute("data-state", "cancelled", timeout=30_000)
     expect(card.locator("[role=alert]")).to_contain_text(
-        re.compile(r"^Cancelled by an admin while encoding names, after [\d,]+ of 1,224 names; nothing of it was kept\.$"))
+        re.compile(rf"^Cancelled by an admin while encoding names, after [\d,]+ of {N_NAMES} names; nothing of it was kept\.$"))
     expect(card).to_contain_text("Not activated: Tiny has no active index yet.")
     expect(card).not_to_have_attribute("hx-trigger", re.compile("."))  # no more polling
     card.screenshot(path=str(screenshots / "index-build-cancelled.png"))
@@ -134,7 +138,7 @@ def test_an_admin_builds_and_activates_an_index_and_the_curators_page_gets_its_c
     card = admin.locator(f"#index-build-{second}")
     expect(card.locator(".build-phase")).to_be_visible()
     _wait_mid_encoding(admin, second)
-    expect(card.locator(".build-count")).to_contain_text("/ 1,224")
+    expect(card.locator(".build-count")).to_contain_text(f"/ {N_NAMES}")
     expect(card.locator(".build-rate")).to_contain_text(re.compile(r"^[\d,]+ names/s$"))
     expect(card.locator(".build-eta")).to_contain_text(re.compile(r"^about \d+ (s|min \d+ s) left$"))
     expect(card.locator("progress")).to_be_visible()
