@@ -1,5 +1,5 @@
 """Command line: ``python -m linker build-index | train | train-word-vectors | pretrain-hierarchy | train-rerank |
-evaluate | link``
+train-tagger | evaluate | link | detect``
 (files in, files out).
 
 argparse lives only here; each sub-command calls a typed ``*_main`` function.
@@ -17,7 +17,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from linker.data import PubTatorDocument, iter_dictionary, iter_pubtator, iter_texts
+from linker.data import DICTIONARY_FORMATS, PubTatorDocument, iter_dictionary, iter_pubtator, iter_texts
+from linker.detect.merge import RULES
 from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
 from linker.encoders.registry import load_encoder
@@ -28,6 +29,7 @@ from linker.linker import Linker, LinkerConfig
 from linker.methods.biosyn import BioSynRecipeConfig
 from linker.methods.hiprbert import HiPrBERTRecipeConfig
 from linker.methods.latte import LatteRecipeConfig
+from linker.methods.tagger import TaggerRecipeConfig
 from linker.rerank.model import LatteConfig
 from linker.rerank.training import RerankTrainingConfig
 from linker.retrieval import Mode, RetrievalConfig
@@ -35,7 +37,7 @@ from linker.text import Preprocessor, TextConfig
 from linker.train import SCOPES, BioSynConfig, TrainerConfig
 
 __all__ = ["build_index_main", "train_main", "train_word_vectors_main", "pretrain_hierarchy_main", "train_rerank_main",
-           "evaluate_main", "link_main", "main"]
+           "train_tagger_main", "evaluate_main", "link_main", "detect_main", "main"]
 
 
 def _read_docs(paths: Sequence[str | Path]) -> list[PubTatorDocument]:
@@ -258,6 +260,91 @@ def train_rerank_main(
     return {k: v for k, v in report.items() if k != "latte"} | {"latte_last_epoch": (report.get("latte") or [None])[-1]}
 
 
+def train_tagger_main(
+    train: Sequence[str | Path],
+    out: str | Path,
+    config: TaggerRecipeConfig | None = None,
+    dev: Sequence[str | Path] = (),
+    mention_types: set[str] | None = None,
+    base_model: str | Path | None = None,
+    log_file: str | Path | None = None,
+) -> dict[str, Any]:
+    """A mention tagger (:mod:`linker.methods.tagger`) trained on the mentions of PubTator files (of
+    ``mention_types``; None: all) -> the tagger folder ``out``; ``dev`` files are scored after every epoch."""
+    from linker.recipe import TrainingCallbacks, TrainingInputs
+    from linker.recipe import train as train_recipe
+
+    inputs = TrainingInputs(
+        table=NameTable(), pairs=(), concept_counts={}, out=Path(out), base_model=base_model,
+        documents=_read_docs(train), dev_documents=_read_docs(dev),
+        mention_types=frozenset(mention_types) if mention_types else None,
+        metadata={"train": [str(t) for t in train], "dev": [str(d) for d in dev],
+                  "mention_types": sorted(mention_types or ())},
+    )
+    log = _log_to(log_file)
+    callbacks = TrainingCallbacks(on_step=log, on_epoch_end=log, on_phase=lambda name: log({"phase": name}),
+                                  on_log=lambda line: log({"log": line}))
+    _, report = train_recipe("tagger", inputs, config or TaggerRecipeConfig(), callbacks)
+    return {k: v for k, v in report.items() if k != "history"}
+
+
+def _documents(path: str | Path) -> list[tuple[str, str]]:
+    """(id, text) of each document: a PubTator file's (its PMID, title and abstract), or a plain text file's
+    non-empty lines (id: the line number)."""
+    from linker.data import open_text
+
+    with open_text(path) as fh:
+        head = fh.read(4000)
+    if "|t|" in head or "|a|" in head:
+        return [(doc.pmid, doc.text) for doc in iter_pubtator(path)]
+    with open_text(path) as fh:
+        return [(str(number), line.rstrip("\r\n")) for number, line in enumerate(fh, start=1) if line.strip()]
+
+
+def detect_main(
+    inputs: Sequence[str | Path],
+    output: TextIO,
+    tagger: str | Path | None = None,
+    dictionaries: Sequence[str | Path] = (),
+    dictionary_format: str | None = None,
+    rule: str = "tagger-first",
+    batch_size: int = 16,
+    device: str | None = None,
+) -> dict[str, Any]:
+    """Mentions of each document of ``inputs`` found by the tagger folder ``tagger``, the dictionary matcher over
+    the names of ``dictionaries``, or both merged by ``rule`` (:mod:`linker.detect.merge`): one JSON object per
+    document (``id``, ``spans`` with their offsets, text, source and score). Returns counts."""
+    from linker.detect.matcher import DictionaryMatcher
+    from linker.detect.merge import merge
+    from linker.detect.tagger import Tagger
+
+    if tagger is None and not dictionaries:
+        raise ValueError("nothing to detect with: give a tagger folder, a dictionary, or both")
+    matcher = DictionaryMatcher(
+        name for d in dictionaries for record in iter_dictionary(d, dictionary_format) for name in record.all_names()
+    ) if dictionaries else None
+    model = Tagger.load(tagger, device) if tagger is not None else None
+    documents = spans = 0
+    t0 = time.perf_counter()
+    for path in inputs:
+        docs = _documents(path)
+        texts = [text for _, text in docs]
+        tagged = model.predict(texts, batch_size) if model is not None else None
+        matched = matcher.find_many(texts) if matcher is not None else None
+        for i, (doc_id, _) in enumerate(docs):
+            if tagged is not None and matched is not None:
+                found = merge(matched[i], tagged[i], rule)
+            else:
+                found = (tagged if tagged is not None else matched or [[]])[i]
+            output.write(json.dumps({"id": doc_id, "file": str(path), "spans": [s._asdict() for s in found]}) + "\n")
+            documents += 1
+            spans += len(found)
+    elapsed = time.perf_counter() - t0
+    return {"documents": documents, "spans": spans, "seconds": elapsed, "documents_per_s": documents / max(elapsed, 1e-9),
+            "detectors": [d for d, on in (("tagger", model), ("matcher", matcher)) if on is not None],
+            "rule": rule if model is not None and matcher is not None else None}
+
+
 def _link_in_context(linker: Linker, eval_set: Sequence[Any], texts: dict[str, str], k: int) -> list[list[list[Any]]]:
     """Each evaluation mention re-ranked in its document, as parts of candidates (the protocol's queries)."""
     from linker.rerank import MentionSpan
@@ -410,6 +497,14 @@ def _rerank_config(args: argparse.Namespace) -> LatteRecipeConfig:
     return replace(base, model=model, training=training, top_k=args.top_k, device=args.device or None)
 
 
+def _tagger_config(args: argparse.Namespace) -> TaggerRecipeConfig:
+    """The train-tagger flags given, over the recipe's CPU defaults."""
+    given = {"epochs": args.epochs, "lr": args.lr, "batch_size": args.batch_size, "max_length": args.max_length,
+             "stride": args.stride, "max_documents": args.max_documents, "num_threads": args.threads,
+             "device": args.device, "seed": args.seed}
+    return replace(TaggerRecipeConfig(), **{k: v for k, v in given.items() if v is not None})
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m linker", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -525,6 +620,25 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--device", help="cpu, cuda ... (default: cuda if there is one)")
     r.add_argument("--log", help="append JSON progress lines here")
 
+    tg = sub.add_parser("train-tagger", help="a mention tagger (BIO token classifier) on PubTator files -> folder")
+    tg.add_argument("--train", action="append", required=True, help="PubTator training file; repeat for several")
+    tg.add_argument("--dev", action="append", default=[], help="PubTator file scored after every epoch (the best "
+                                                                "epoch is kept); repeat for several")
+    tg.add_argument("--mention-type", action="append", default=[],
+                    help="keep mentions of this type (e.g. Disease); repeat for several (default: all)")
+    tg.add_argument("--out", required=True)
+    tg.add_argument("--base-model", help="local Hugging Face folder (default: the shipped MiniLM)")
+    tg.add_argument("--epochs", type=int, help=f"default {TaggerRecipeConfig.epochs}")
+    tg.add_argument("--lr", type=float, help=f"default {TaggerRecipeConfig.lr}")
+    tg.add_argument("--batch-size", type=int, help=f"windows per batch (default {TaggerRecipeConfig.batch_size})")
+    tg.add_argument("--max-length", type=int, help=f"subword tokens per window (default {TaggerRecipeConfig.max_length})")
+    tg.add_argument("--stride", type=int, help=f"tokens consecutive windows share (default {TaggerRecipeConfig.stride})")
+    tg.add_argument("--max-documents", type=int, help="train on the first N documents only (quick runs)")
+    tg.add_argument("--seed", type=int)
+    tg.add_argument("--threads", type=int, help=f"torch CPU threads (default {TaggerRecipeConfig.num_threads})")
+    tg.add_argument("--device", help="cpu, cuda ... (default: cuda if there is one)")
+    tg.add_argument("--log", help="append JSON progress lines here")
+
     e = sub.add_parser("evaluate", help="Acc@k of an artifact on PubTator gold mentions")
     e.add_argument("--artifact", required=True)
     e.add_argument("--eval", nargs="+", required=True)
@@ -537,6 +651,16 @@ def _parser() -> argparse.ArgumentParser:
     li.add_argument("inputs", nargs="+")
     li.add_argument("--k", type=int, default=10)
     li.add_argument("--output", help="default: stdout")
+
+    d = sub.add_parser("detect", help="find mentions in PubTator or plain text files (a document a line) -> JSON lines")
+    d.add_argument("--in", dest="inputs", action="append", required=True, help="a .PubTator or .txt file; repeat")
+    d.add_argument("--tagger", help="a tagger folder (train-tagger)")
+    d.add_argument("--dictionary", action="append", default=[], help="a dictionary whose names the matcher finds")
+    d.add_argument("--dictionary-format", choices=list(DICTIONARY_FORMATS), help="default: from the file")
+    d.add_argument("--rule", choices=list(RULES), default="tagger-first", help="how tagger and matcher spans merge")
+    d.add_argument("--batch-size", type=int, default=16, help="tagger windows per batch")
+    d.add_argument("--device", help="cpu, cuda ... (default: cuda if there is one)")
+    d.add_argument("--out", required=True, help="the JSON-lines file to write")
     return parser
 
 
@@ -572,6 +696,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.command == "train-rerank":
         result = train_rerank_main(args.dictionary, args.train, args.base, args.out, _rerank_config(args),
                                    _types(args.mention_types), args.types_from, args.dev, args.log)
+    elif args.command == "train-tagger":
+        result = train_tagger_main(args.train, args.out, _tagger_config(args), args.dev,
+                                   set(args.mention_type) or None, args.base_model, args.log)
+    elif args.command == "detect":
+        if not args.tagger and not args.dictionary:
+            raise SystemExit("detect needs --tagger, --dictionary, or both")
+        with open(args.out, "w", encoding="utf-8") as fh:
+            result = detect_main(args.inputs, fh, args.tagger, args.dictionary, args.dictionary_format, args.rule,
+                                 args.batch_size, args.device)
     elif args.command == "evaluate":
         result = evaluate_main(args.artifact, args.eval, _types(args.mention_types), args.mode,
                                rerank=not args.no_rerank)

@@ -29,12 +29,13 @@ from linker.methods.bne import BNE, BNERecipeConfig
 from linker.methods.dan import DAN, DANRecipeConfig
 from linker.methods.hiprbert import HIPRBERT, HiPrBERTRecipeConfig
 from linker.methods.latte import LATTE, LatteRecipeConfig
+from linker.methods.tagger import TAGGER, TaggerRecipeConfig
 from linker.methods.word_vectors import FASTTEXT, FastTextRecipeConfig
 
 __all__ = [
     "METHODS", "Method", "Report", "TrainingCallbacks", "TrainingInputs", "BioSynRecipeConfig", "HISTORIES",
     "LatteRecipeConfig", "HiPrBERTRecipeConfig", "FastTextRecipeConfig", "DANRecipeConfig", "BNERecipeConfig",
-    "get_method", "prior_counts", "register", "train",
+    "TaggerRecipeConfig", "get_method", "prior_counts", "register", "train",
 ]
 
 METHODS: dict[str, Method[Any]] = {}
@@ -54,6 +55,7 @@ register(HIPRBERT)
 register(FASTTEXT)
 register(DAN)
 register(BNE)
+register(TAGGER)
 
 
 def get_method(name: str) -> Method[Any]:

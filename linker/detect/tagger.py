@@ -1,0 +1,351 @@
+"""A trained mention tagger: the project's transformer as a BIO token classifier over words.
+
+Text to spans, in four steps:
+
+1. **Words** (:func:`linker.detect.bio.words`) with their character offsets; the labels are per word.
+2. **Subword tokens** of the fast tokenizer, with its offset mapping: a token belongs to the word its first
+   character falls in, and a word is labelled by its *first* subtoken (the others are not scored, nor trained).
+   The text is tokenized in pieces of :data:`PIECE_WORDS` words cut at word edges, so a long text is never
+   handed to the tokenizer whole.
+3. **Windows** of ``max_length`` tokens (``[CLS]`` and ``[SEP]`` included) over the text's tokens, consecutive
+   windows sharing ``stride`` tokens (the Hugging Face meaning of stride: the overlap). Each word takes its
+   label from the window where it sits most centrally, so it is read with as much context on both sides as
+   the windows give. Windows are run ``batch_size`` at a time across texts, and a text's buffers (a few bytes
+   per word) are dropped as soon as its last window is scored: a 5 MB document goes through in bounded
+   memory, a window batch at a time.
+4. **Spans** (:func:`linker.detect.bio.from_bio`, source "tagger"), scored by the mean probability of their
+   words' labels.
+
+Labels are ``O``/``B``/``I`` without a type: a :class:`~linker.detect.spans.Span` has none, and the tagger is
+trained for the mention types it records (``mention_types``; empty: whatever the training spans were).
+
+The artifact is one folder: the Hugging Face model (``config.json`` with its labels, ``model.safetensors``), its
+tokenizer, and ``tagger.json`` (labels, max_length, stride, mention types, metadata). Training lives in
+:mod:`linker.methods.tagger`.
+"""
+
+from __future__ import annotations
+
+import json
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from linker.detect.bio import _WORD, BEGIN, INSIDE, OUTSIDE, from_bio
+from linker.detect.spans import Span
+from linker.train import choose_device
+
+__all__ = ["Tagger", "LABELS", "TAGGER_FILE", "Encoded", "encode_text", "window_starts", "word_labels", "PIECE_WORDS"]
+
+LABELS: tuple[str, ...] = (OUTSIDE, BEGIN, INSIDE)
+TAGGER_FILE = "tagger.json"
+FORMAT_VERSION = 1
+# Words tokenized at once: a piece of a long text, small enough to keep the tokenizer's output small.
+PIECE_WORDS = 2048
+
+
+@dataclass
+class Encoded:
+    """One text as the tagger reads it, in compact arrays (8 bytes or less per word or token).
+
+    ``starts``/``ends``: each word's character offsets. ``ids``: the text's subtoken ids, no special tokens.
+    ``first``: for each token, the word it is the first subtoken of, or -1 (a later subtoken, or a token that
+    starts in no word). A word no token starts in ("C" of "37°C" when one "##°c" token covered "°C") has no
+    reading of its own; see :meth:`Tagger._decode`.
+    """
+
+    starts: array[int] = field(default_factory=lambda: array("q"))
+    ends: array[int] = field(default_factory=lambda: array("q"))
+    ids: array[int] = field(default_factory=lambda: array("q"))
+    first: array[int] = field(default_factory=lambda: array("q"))
+
+    def word_offsets(self) -> list[tuple[int, int]]:
+        return list(zip(self.starts, self.ends, strict=True))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def encode_text(tokenizer: Any, text: str, piece_words: int = PIECE_WORDS) -> Encoded:
+    """Words and subtokens of ``text`` (``tokenizer``: a ``tokenizers.Tokenizer`` without padding or truncation)."""
+    enc = Encoded()
+    piece: list[tuple[int, int]] = []
+
+    def flush() -> None:
+        if not piece:
+            return
+        base_word = len(enc.starts)
+        lo, hi = piece[0][0], piece[-1][1]
+        for s, e in piece:
+            enc.starts.append(s)
+            enc.ends.append(e)
+        out = tokenizer.encode(text[lo:hi], add_special_tokens=False)
+        j = 0  # the word the walk is at, within the piece
+        last_owner = -1
+        for tid, (a, b) in zip(out.ids, out.offsets, strict=True):
+            if b <= a:
+                continue  # an empty token (nothing to read) is dropped
+            start = lo + a
+            while j < len(piece) and piece[j][1] <= start:
+                j += 1
+            enc.ids.append(tid)
+            if j < len(piece) and piece[j][0] <= start and j != last_owner:
+                enc.first.append(base_word + j)
+                last_owner = j
+            else:
+                enc.first.append(-1)
+        piece.clear()
+
+    for m in _WORD.finditer(text):
+        piece.append(m.span())
+        if len(piece) >= piece_words:
+            flush()
+    flush()
+    return enc
+
+
+def window_starts(n_tokens: int, content: int, overlap: int) -> list[int]:
+    """Where each window of ``content`` tokens starts over ``n_tokens`` tokens, consecutive ones sharing
+    ``overlap``; the last window ends at the last token (it may share more)."""
+    if n_tokens <= content:
+        return [0]
+    step = max(1, content - overlap)
+    starts = list(range(0, n_tokens - content, step))
+    starts.append(n_tokens - content)
+    return starts
+
+
+@dataclass
+class _Pending:
+    """A text being tagged: its encoding, and the best-placed label probabilities of each word so far."""
+
+    index: int
+    text: str
+    enc: Encoded
+    probs: np.ndarray  # (words, labels) float32
+    distance: np.ndarray  # (words,) how far from its window's centre each word's probabilities were read
+    windows_left: int
+
+    @property
+    def first(self) -> np.ndarray:
+        return np.frombuffer(self.enc.first, dtype=np.int64)
+
+
+class Tagger:
+    """A BIO token classifier over words; see the module docstring."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        max_length: int = 256,
+        stride: int = 64,
+        mention_types: Sequence[str] = (),
+        metadata: dict[str, Any] | None = None,
+        device: str | torch.device | None = None,
+    ) -> None:
+        if max_length < 8:
+            raise ValueError(f"max_length must be at least 8 tokens, not {max_length}")
+        if not 0 <= stride < max_length - 2:
+            raise ValueError(f"stride (the tokens windows share) must be in [0, max_length - 2), not {stride}")
+        self.model = model
+        self.tokenizer = tokenizer  # the transformers tokenizer (saved with the model)
+        self.max_length = max_length
+        self.stride = stride
+        self.mention_types = tuple(mention_types)
+        self.metadata: dict[str, Any] = dict(metadata or {})
+        self.device = choose_device(str(device) if device is not None else None)
+        self.model.to(self.device)
+        self.model.eval()
+        # The tokenizers-library tokenizer gives offsets per token; a private copy, since padding and truncation
+        # are switched off on it.
+        from tokenizers import Tokenizer as FastTokenizer
+
+        self._fast = FastTokenizer.from_str(tokenizer.backend_tokenizer.to_str())
+        self._fast.no_padding()
+        self._fast.no_truncation()
+        self._cls = int(tokenizer.cls_token_id)
+        self._sep = int(tokenizer.sep_token_id)
+        self._pad = int(tokenizer.pad_token_id or 0)
+
+    # --- construction -------------------------------------------------------------------------------
+
+    @classmethod
+    def from_base(
+        cls,
+        base_model: str | Path | None = None,
+        max_length: int = 256,
+        stride: int = 64,
+        mention_types: Sequence[str] = (),
+        device: str | torch.device | None = None,
+    ) -> Tagger:
+        """A tagger to train: ``base_model`` (a local Hugging Face folder; None: the project's default) with a
+        new, untrained classification layer."""
+        from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+        from linker.encoders.transformer import _offline, default_base_model
+
+        _offline()
+        folder = Path(base_model) if base_model else default_base_model()
+        tokenizer = AutoTokenizer.from_pretrained(folder, use_fast=True)
+        if not getattr(tokenizer, "is_fast", False):
+            raise ValueError(f"{folder}: the tagger needs a fast tokenizer (tokenizer.json) for its offsets")
+        model = AutoModelForTokenClassification.from_pretrained(
+            folder, num_labels=len(LABELS), id2label=dict(enumerate(LABELS)),
+            label2id={label: i for i, label in enumerate(LABELS)},
+        )
+        return cls(model, tokenizer, max_length, stride, mention_types, {"base_model": str(folder)}, device)
+
+    @property
+    def label(self) -> str:
+        """A short name for the mentions it finds (``metadata["label"]``, else the folder it was loaded from)."""
+        return str(self.metadata.get("label") or "tagger")
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return LABELS
+
+    # --- persistence --------------------------------------------------------------------------------
+
+    def save(self, folder: str | Path) -> None:
+        """The model, its tokenizer and ``tagger.json`` into ``folder`` (created if missing)."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(folder)
+        self.tokenizer.save_pretrained(folder)
+        settings = {
+            "format": FORMAT_VERSION, "kind": "tagger", "labels": list(LABELS), "max_length": self.max_length,
+            "stride": self.stride, "mention_types": list(self.mention_types), "metadata": self.metadata,
+        }
+        (folder / TAGGER_FILE).write_text(json.dumps(settings, indent=2, default=str) + "\n")
+
+    @classmethod
+    def load(cls, folder: str | Path, device: str | torch.device | None = None) -> Tagger:
+        from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+        from linker.encoders.transformer import _offline
+
+        _offline()
+        folder = Path(folder)
+        settings_file = folder / TAGGER_FILE
+        if not settings_file.exists():
+            raise FileNotFoundError(f"{folder}: not a tagger folder (no {TAGGER_FILE})")
+        settings = json.loads(settings_file.read_text())
+        if tuple(settings.get("labels", ())) != LABELS:
+            raise ValueError(f"{settings_file}: labels {settings.get('labels')} are not {list(LABELS)}")
+        tokenizer = AutoTokenizer.from_pretrained(folder, use_fast=True)
+        model = AutoModelForTokenClassification.from_pretrained(folder)
+        metadata = dict(settings.get("metadata") or {})
+        metadata.setdefault("label", folder.name)
+        return cls(model, tokenizer, int(settings["max_length"]), int(settings["stride"]),
+                   tuple(settings.get("mention_types") or ()), metadata, device)
+
+    # --- reading texts ------------------------------------------------------------------------------
+
+    def encode(self, text: str) -> Encoded:
+        return encode_text(self._fast, text)
+
+    def windows(self, enc: Encoded) -> list[int]:
+        """Token offsets where the windows over ``enc`` start (each ``max_length - 2`` tokens of text)."""
+        return window_starts(len(enc), self.max_length - 2, self.stride)
+
+    def window_ids(self, enc: Encoded, start: int) -> list[int]:
+        return [self._cls, *enc.ids[start : start + self.max_length - 2], self._sep]
+
+    def collate(self, rows: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Token id rows padded to the longest: (input_ids, attention_mask), both (batch, length)."""
+        width = max(len(r) for r in rows)
+        ids = torch.full((len(rows), width), self._pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, r in enumerate(rows):
+            ids[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+            mask[i, : len(r)] = 1
+        return ids, mask
+
+    def logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """(batch, length, labels) label scores."""
+        return self.model(input_ids=input_ids.to(self.device), attention_mask=attention_mask.to(self.device)).logits
+
+    def predict(self, texts: Sequence[str], batch_size: int = 16) -> list[list[Span]]:
+        """The mentions of each text, sorted by start (source "tagger", score: mean label probability)."""
+        out: list[list[Span]] = [[] for _ in texts]
+        for index, spans in self._tag(texts, max(1, batch_size)):
+            out[index] = spans
+        return out
+
+    def _tag(self, texts: Sequence[str], batch_size: int) -> Iterator[tuple[int, list[Span]]]:
+        was_training = self.model.training
+        self.model.eval()
+        content = self.max_length - 2
+        pending: dict[int, _Pending] = {}
+        batch: list[tuple[_Pending, int]] = []
+        try:
+            for index, text in enumerate(texts):
+                enc = self.encode(text)
+                if not len(enc):
+                    yield index, []
+                    continue
+                starts = self.windows(enc)
+                item = _Pending(index, text, enc, np.zeros((len(enc.starts), len(LABELS)), np.float32),
+                                np.full(len(enc.starts), np.inf, np.float32), len(starts))
+                item.probs[:, 0] = 1.0  # a word no token starts in is "O" unless glued (see _decode)
+                pending[index] = item
+                for start in starts:
+                    batch.append((item, start))
+                    if len(batch) >= batch_size:
+                        yield from self._run(batch, pending, content)
+                        batch = []
+            if batch:
+                yield from self._run(batch, pending, content)
+        finally:
+            if was_training:
+                self.model.train()
+
+    def _run(
+        self, batch: list[tuple[_Pending, int]], pending: dict[int, _Pending], content: int
+    ) -> Iterator[tuple[int, list[Span]]]:
+        rows = [self.window_ids(item.enc, start) for item, start in batch]
+        ids, mask = self.collate(rows)
+        with torch.inference_mode():
+            probs = torch.softmax(self.logits(ids, mask).float(), dim=-1).cpu().numpy()  # (batch, length, labels)
+        for row, (item, start) in enumerate(batch):
+            first = item.first[start : start + content]
+            length = len(first)
+            positions = np.nonzero(first >= 0)[0]
+            word_ids = first[positions]
+            # How far each token is from the middle of its window: the word keeps the reading where it is closest.
+            distance = np.abs(positions - (length - 1) / 2).astype(np.float32)
+            better = distance < item.distance[word_ids]
+            item.distance[word_ids[better]] = distance[better]
+            item.probs[word_ids[better]] = probs[row, positions[better] + 1]  # +1: past [CLS]
+            item.windows_left -= 1
+        for index in [i for i, item in pending.items() if item.windows_left == 0]:
+            item = pending.pop(index)
+            yield index, self._decode(item)
+
+    def _decode(self, item: _Pending) -> list[Span]:
+        labels_idx = item.probs.argmax(axis=1)
+        scores = item.probs[np.arange(len(labels_idx)), labels_idx]
+        unread = np.isinf(item.distance)
+        for w in np.nonzero(unread)[0]:
+            # A word that no subtoken starts in is part of its predecessor's token ("37°C"): it continues a
+            # mention only when glued to a word inside one.
+            if w > 0 and labels_idx[w - 1] != 0 and item.enc.ends[w - 1] == item.enc.starts[w]:
+                labels_idx[w], scores[w] = 2, scores[w - 1]
+        labels = [LABELS[i] for i in labels_idx]
+        return from_bio(item.text, item.enc.word_offsets(), labels, scores.tolist())
+
+
+def word_labels(enc: Encoded, bio: Sequence[str]) -> array[int]:
+    """Each token's training label: the label index of the word it is the first subtoken of, else -100 (not
+    scored by the loss, as Hugging Face's token classification does)."""
+    index = {label: i for i, label in enumerate(LABELS)}
+    out = array("q")
+    for w in enc.first:
+        out.append(index[bio[w]] if w >= 0 else -100)
+    return out

@@ -1,0 +1,254 @@
+"""The mention tagger as a training method: the project's transformer fine-tuned as a BIO token classifier.
+
+Training data are whole documents (``inputs.documents``): each of their mentions (of ``inputs.mention_types``
+when given) is a gold span, every other word "no mention". Documents become windows of ``max_length`` subword
+tokens exactly as :class:`~linker.detect.tagger.Tagger` reads them (first-subtoken labels, windows sharing
+``stride`` tokens), and the model is trained with token-level cross-entropy (Devlin et al. 2019, section 4.3:
+the first subtoken of each word is classified, the others ignored), AdamW, linear warm-up then linear decay.
+
+With ``inputs.dev_documents``, the tagger is scored after every epoch (mention-level precision/recall/F1,
+exact and overlapping spans, :func:`~linker.detect.metrics.span_prf`), the best epoch by exact F1 is the one
+kept, and its figures are the report's ``metrics``. The artifact is the tagger's folder
+(:meth:`Tagger.save`); ``inputs.metadata`` (the web app's span provenance counts) is copied into it and into
+the report.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from linker.data import PubTatorDocument
+from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs
+
+__all__ = ["TAGGER", "TaggerRecipeConfig", "train_tagger_artifact", "gold_spans", "score_tagger"]
+
+
+@dataclass(frozen=True)
+class TaggerRecipeConfig:
+    """The CPU default: tuned on NCBI Disease and BC5CDR-disease dev with MiniLM-L6 on 2 shared cores
+    (bench/detection.py, bench/RESULTS.md).
+
+    ``stride`` is the number of tokens consecutive windows share (Hugging Face's meaning); ``warmup`` the share
+    of the optimiser steps over which the learning rate rises linearly from 0 before decaying linearly to 0.
+    """
+
+    epochs: int = 8
+    lr: float = 1e-4
+    batch_size: int = 16
+    max_length: int = 256
+    stride: int = 64
+    warmup: float = 0.1
+    weight_decay: float = 0.01
+    label_smoothing: float = 0.0
+    grad_clip: float = 1.0
+    device: str | None = None  # None: CUDA when there is one, else the CPU
+    num_threads: int = 2  # torch CPU threads
+    seed: int = 13
+    max_documents: int | None = None  # train on the first N documents (tests, quick runs)
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1:
+            raise ValueError(f"epochs must be at least 1, not {self.epochs}")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be positive, not {self.lr}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, not {self.batch_size}")
+        if not 8 <= self.max_length <= 512:
+            raise ValueError(f"max_length must be between 8 and 512 tokens, not {self.max_length}")
+        if not 0 <= self.stride < self.max_length - 2:
+            raise ValueError(f"stride must be at least 0 and below max_length - 2, not {self.stride}")
+        if not 0 <= self.warmup < 1:
+            raise ValueError(f"warmup is a share of the steps, in [0, 1), not {self.warmup}")
+        if self.weight_decay < 0:
+            raise ValueError(f"weight_decay must not be negative, not {self.weight_decay}")
+        if not 0 <= self.label_smoothing < 1:
+            raise ValueError(f"label_smoothing must be in [0, 1), not {self.label_smoothing}")
+        if self.num_threads < 1:
+            raise ValueError(f"num_threads must be at least 1, not {self.num_threads}")
+        if self.max_documents is not None and self.max_documents < 1:
+            raise ValueError(f"max_documents must be at least 1 (or None: all), not {self.max_documents}")
+
+
+def gold_spans(doc: PubTatorDocument, mention_types: frozenset[str] | set[str] | None) -> list[tuple[int, int]]:
+    """A document's mention offsets, of the given types (None: all)."""
+    return sorted({(m.start, m.end) for m in doc.mentions if mention_types is None or m.mention_type in mention_types})
+
+
+def score_tagger(
+    tagger: Any, documents: Sequence[PubTatorDocument], mention_types: frozenset[str] | set[str] | None,
+    batch_size: int = 32,
+) -> dict[str, float]:
+    """Mention-level figures of ``tagger`` on ``documents``: precision/recall/f1 (exact spans) and the same
+    with ``_overlap`` (overlapping spans)."""
+    from linker.detect.metrics import span_prf
+
+    gold = [gold_spans(d, mention_types) for d in documents]
+    predicted = [[(s.start, s.end) for s in spans] for spans in tagger.predict([d.text for d in documents], batch_size)]
+    exact = span_prf(gold, predicted, "exact")
+    overlap = span_prf(gold, predicted, "overlap")
+    return {"f1": exact["f1"], "precision": exact["precision"], "recall": exact["recall"],
+            "f1_overlap": overlap["f1"], "precision_overlap": overlap["precision"],
+            "recall_overlap": overlap["recall"], "gold": exact["gold"], "predicted": exact["predicted"]}
+
+
+_Example = tuple[list[int], list[int]]  # (token ids with [CLS]/[SEP], labels with -100 where not scored)
+
+
+def _examples(tagger: Any, documents: Sequence[PubTatorDocument], types: frozenset[str] | None) -> tuple[list[_Example], int]:
+    """Every window of every document as a training example, and the number of spans taught."""
+    from linker.detect.bio import to_bio
+    from linker.detect.tagger import word_labels
+
+    examples: list[_Example] = []
+    n_spans = 0
+    content = tagger.max_length - 2
+    for doc in documents:
+        enc = tagger.encode(doc.text)
+        if not len(enc):
+            continue
+        spans = gold_spans(doc, types)
+        n_spans += len(spans)
+        labels = word_labels(enc, to_bio(enc.word_offsets(), spans))
+        for start in tagger.windows(enc):
+            examples.append((tagger.window_ids(enc, start), [-100, *labels[start : start + content], -100]))
+    return examples, n_spans
+
+
+def _batches(examples: list[_Example], batch_size: int, rng: random.Random) -> list[list[_Example]]:
+    """Shuffled batches of examples of similar length (less padding): shuffle, sort within runs of 50 batches
+    by length, cut into batches, shuffle the batches."""
+    order = examples[:]
+    rng.shuffle(order)
+    run = batch_size * 50
+    batches: list[list[_Example]] = []
+    for i in range(0, len(order), run):
+        chunk = sorted(order[i : i + run], key=lambda e: len(e[0]))
+        batches.extend(chunk[j : j + batch_size] for j in range(0, len(chunk), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+def train_tagger_artifact(
+    inputs: TrainingInputs, config: TaggerRecipeConfig, callbacks: TrainingCallbacks, folder: Path
+) -> Report:
+    import torch
+
+    from linker.detect.tagger import Tagger
+    from linker.train import seed_everything
+
+    documents = list(inputs.documents)[: config.max_documents] if config.max_documents else list(inputs.documents)
+    types = frozenset(inputs.mention_types) if inputs.mention_types else None
+    if not any(gold_spans(d, types) for d in documents):
+        raise ValueError("the tagger learns from annotated documents, and no document has a mention"
+                         + (f" of type {', '.join(sorted(types))}" if types else ""))
+    t0 = time.perf_counter()
+    torch.set_num_threads(config.num_threads)
+    seed_everything(config.seed)
+    callbacks.phase("examples")
+    tagger = Tagger.from_base(inputs.base_model, config.max_length, config.stride, sorted(types or ()), config.device)
+    examples, n_spans = _examples(tagger, documents, types)
+    callbacks.log(f"{len(documents)} documents, {n_spans} spans, {len(examples)} windows of at most "
+                  f"{config.max_length} tokens")
+    model, device = tagger.model, tagger.device
+    # No weight decay on biases and LayerNorm weights, as BERT's fine-tuning does.
+    decay = [p for n, p in model.named_parameters() if not (n.endswith("bias") or "LayerNorm" in n)]
+    no_decay = [p for n, p in model.named_parameters() if n.endswith("bias") or "LayerNorm" in n]
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
+                                   {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
+    steps_per_epoch = math.ceil(len(examples) / config.batch_size)
+    total_steps = steps_per_epoch * config.epochs
+    warmup_steps = int(config.warmup * total_steps)
+
+    def schedule(step: int) -> float:
+        if step < warmup_steps:
+            return (step + 1) / warmup_steps
+        return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
+
+    # linker.train.Trainer has no learning-rate schedule, and fine-tuning a transformer for token
+    # classification wants warm-up and decay: this loop is the Trainer's with a LambdaLR added.
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    loss_fn = torch.nn.CrossEntropyLoss(ignore_index=-100, label_smoothing=config.label_smoothing)
+    rng = random.Random(config.seed)
+    history: list[dict[str, Any]] = []
+    best: dict[str, Any] | None = None
+    best_state: dict[str, torch.Tensor] | None = None
+    step = 0
+    callbacks.phase("train")
+    train_started = time.perf_counter()
+    for epoch in range(config.epochs):
+        model.train()
+        epoch_loss, epoch_items, window_t, window_items = 0.0, 0, time.perf_counter(), 0
+        for batch in _batches(examples, config.batch_size, rng):
+            ids, mask = tagger.collate([e[0] for e in batch])
+            labels = torch.full(ids.shape, -100, dtype=torch.long)
+            for i, e in enumerate(batch):
+                labels[i, : len(e[1])] = torch.tensor(e[1], dtype=torch.long)
+            logits = tagger.logits(ids, mask)  # (batch, length, labels)
+            loss = loss_fn(logits.reshape(-1, logits.shape[-1]), labels.to(device).reshape(-1))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if config.grad_clip > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+            optimizer.step()
+            scheduler.step()
+            step += 1
+            value = float(loss.detach())
+            epoch_loss += value * len(batch)
+            epoch_items += len(batch)
+            window_items += len(batch)
+            if callbacks.on_step is not None and (step % 10 == 0 or step == total_steps):
+                now = time.perf_counter()
+                callbacks.on_step({"phase": "tagger", "epoch": epoch + 1, "epochs": config.epochs, "step": step,
+                                   "total_steps": total_steps, "loss": value,
+                                   "mentions_per_s": window_items / max(now - window_t, 1e-9),
+                                   "elapsed_s": now - train_started, "lr": scheduler.get_last_lr()[0]})
+                window_t, window_items = now, 0
+        summary: dict[str, Any] = {"phase": "tagger", "epoch": epoch + 1, "epochs": config.epochs, "step": step,
+                                   "total_steps": total_steps, "loss": epoch_loss / max(epoch_items, 1),
+                                   "items": epoch_items, "elapsed_s": time.perf_counter() - train_started}
+        if inputs.dev_documents:
+            summary |= {f"dev_{k}": v for k, v in score_tagger(tagger, inputs.dev_documents, types).items()}
+            if best is None or summary["dev_f1"] > best["dev_f1"]:
+                best = summary
+                best_state = copy.deepcopy(model.state_dict())
+        history.append(summary)
+        if callbacks.on_epoch_end is not None:
+            callbacks.on_epoch_end(summary)
+        callbacks.log(f"epoch {epoch + 1}/{config.epochs}: loss {summary['loss']:.4f}"
+                      + (f", dev F1 {summary['dev_f1']:.4f} (overlap {summary['dev_f1_overlap']:.4f})"
+                         if "dev_f1" in summary else ""))
+    train_s = time.perf_counter() - train_started
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    model.eval()
+    report: Report = {
+        "documents": len(documents), "spans": n_spans, "windows": len(examples), "epochs": config.epochs,
+        "best_epoch": best["epoch"] if best else config.epochs, "train_s": train_s, "device": str(device),
+        "base_model": tagger.metadata.get("base_model"), "mention_types": sorted(types or ()),
+        "config": asdict(config), "metadata": dict(inputs.metadata), "history": history,
+    }
+    if best is not None:
+        report["metrics"] = {k[len("dev_"):]: v for k, v in best.items() if k.startswith("dev_")}
+        report["dev_documents"] = len(inputs.dev_documents)
+    tagger.metadata = dict(tagger.metadata) | {
+        "training": {k: v for k, v in report.items() if k not in ("history", "metadata")},
+        "inputs": dict(inputs.metadata),
+    }
+    callbacks.phase("save")
+    tagger.save(folder)
+    report["seconds"] = time.perf_counter() - t0
+    return report
+
+
+TAGGER: Method[TaggerRecipeConfig] = Method(
+    name="tagger", config_class=TaggerRecipeConfig, train=train_tagger_artifact,
+    description="mention detection: the transformer fine-tuned as a BIO token classifier over words (windows of "
+                "subword tokens, first-subtoken labels)",
+)
