@@ -235,15 +235,16 @@ def test_documents_of_no_known_format_are_refused_by_the_format_field(alice_clie
     assert field_error(response, "format") == (
         "cannot tell the format of export.dat from its name or its first bytes: choose it")
 
-    # A plain .txt is no PubTator: the admin is sent to the page for plain text.
-    response = alice_client.post(DOCUMENTS_URL, {"file": SimpleUploadedFile("note.txt", b"Asthma at night.\n"),
-                                                 "collection": "notes"})
-    assert "add a plain text with Add text" in field_error(response, "format")
-
     response = alice_client.post(DOCUMENTS_URL, {"file": SimpleUploadedFile("a.txt", b"x"), "collection": "notes",
                                                  "format": "word"})
     assert field_error(response, "format").startswith("Select a valid choice.")
     assert not ImportJob.objects.exists() and uploads_left(artifacts) == []
+
+    # A .txt that is no PubTator is a plain text: one document, its mentions left to the detector.
+    response = alice_client.post(DOCUMENTS_URL, {"file": SimpleUploadedFile("note.txt", b"Asthma at night.\n"),
+                                                 "collection": "notes"})
+    assert response.status_code == 302
+    assert ImportJob.objects.get().params["format"] == "text"
 
 
 @pytest.mark.parametrize(("data", "field", "message"), [

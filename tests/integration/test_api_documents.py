@@ -51,7 +51,8 @@ def _upload(client: APIClient, slug: str, name: str, content: bytes, fmt: str, *
 def test_admin_creates_a_collection_uploads_pubtator_and_exports_bioc(alice_api: APIClient, mini: Dictionary) -> None:
     created = alice_api.post("/api/collections/", {"slug": "ncbi", "title": "NCBI", "dictionary": "mini"}, format="json")
     assert created.status_code == 201
-    assert created.json() == {"slug": "ncbi", "title": "NCBI", "description": "", "dictionary": "mini", "has_gold": False, "document_count": 0}
+    assert created.json() == {"slug": "ncbi", "title": "NCBI", "description": "", "dictionary": "mini", "has_gold": False,
+                              "detection": "matcher+tagger", "document_count": 0}
 
     response = _upload(alice_api, "ncbi", "small.txt", PUBTATOR.encode(), "pubtator")
     assert response.status_code == 201, response.json()

@@ -32,7 +32,8 @@ def link_text(active: ActiveLinker, text: str, spans: Sequence[GivenSpan] | None
     """The response body of POST /api/link (see LinkResponseSerializer)."""
     if spans is None:
         linker = active.linker
-        matcher = matcher_for_index(active.index_version_id, linker.table.names, linker.table.cfg)
+        # Raw names, not the normalised ones: only they tell an acronym ("CADASIL") from a word.
+        matcher = matcher_for_index(active.index_version_id, linker.table.raw_names, linker.table.cfg)
         found = [(s.start, s.end, "", "detected") for s in matcher.find(text)]
     else:
         found = [(s.start, s.end, s.mention_type, "given") for s in spans]

@@ -65,7 +65,7 @@ class CollectionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Collection
-        fields = ["slug", "title", "description", "dictionary", "has_gold", "document_count"]
+        fields = ["slug", "title", "description", "dictionary", "has_gold", "detection", "document_count"]
 
 
 class ImportJobSerializer(serializers.ModelSerializer):
@@ -136,13 +136,15 @@ class CollectionCreateSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Collection
-        fields = ["slug", "title", "description", "dictionary"]
+        fields = ["slug", "title", "description", "dictionary", "detection"]
 
 
 class UploadSerializer(serializers.Serializer):
     """Input of POST /api/collections/{slug}/upload/: a file in one of the interchange formats."""
 
-    file = serializers.FileField(help_text="PubTator, BioC XML, BioC JSON, JSON Lines, or a zip of brat .txt/.ann files.")
+    file = serializers.FileField(help_text="PubTator, BioC XML, BioC JSON, JSON Lines, a zip of brat .txt/.ann files, or plain "
+                                           "text (format=text: a .txt file, or a .zip / .tar.gz of them, one document each; "
+                                           "its mentions are then detected on a worker).")
     format = serializers.ChoiceField(choices=list(FORMATS))
     dictionary = serializers.SlugField(required=False, help_text="Resolve the file's ids in this dictionary (default: the collection's).")
 
@@ -177,7 +179,8 @@ class MentionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Mention
-        fields = ["id", "document", "document_external_id", "collection", "start", "end", "text", "mention_type", "status", "source", "part_texts", "created_at", "updated_at", "links"]
+        fields = ["id", "document", "document_external_id", "collection", "start", "end", "text", "mention_type", "status", "source",
+                  "detector", "model_version", "part_texts", "created_at", "updated_at", "links"]
 
 
 class DocumentListSerializer(serializers.ModelSerializer):
@@ -186,14 +189,14 @@ class DocumentListSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Document
-        fields = ["id", "collection", "external_id", "title", "mention_count", "created_at"]
+        fields = ["id", "collection", "external_id", "title", "mention_count", "detection_state", "detection_error", "created_at"]
 
 
 class DocumentDetailSerializer(DocumentListSerializer):
     mentions = serializers.SerializerMethodField()
 
     class Meta(DocumentListSerializer.Meta):
-        fields = [*DocumentListSerializer.Meta.fields, "text", "metadata", "mentions"]
+        fields = [*DocumentListSerializer.Meta.fields, "detected_at", "detection_model", "text", "metadata", "mentions"]
 
     @extend_schema_field(MentionSerializer(many=True))
     def get_mentions(self, document: Document) -> list[dict[str, Any]]:
@@ -227,7 +230,8 @@ class MentionInputSerializer(serializers.Serializer):
 
 
 class DocumentCreateSerializer(serializers.Serializer):
-    """Input of POST /api/documents/: one document, with gold mentions and links if it has any."""
+    """Input of POST /api/documents/: one document, with gold mentions and links if it has any; a document without
+    mentions is queued for mention detection (its ``detection_state`` says how far it is)."""
 
     collection = SlugLookupField(slug_field="slug", queryset=Collection.objects.all())
     external_id = serializers.CharField(max_length=120)

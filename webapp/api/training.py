@@ -19,7 +19,7 @@ from webapp.api.views import RejectNulMixin
 from webapp.corpus.models import Collection
 from webapp.training.base_encoders import get_base_encoder
 from webapp.training.errors import RunError
-from webapp.training.models import TrainingRun, WordVectorModel
+from webapp.training.models import DetectorVersion, TrainingRun, WordVectorModel
 from webapp.training.runs import cancel_run, start_run
 from webapp.training.word_vectors import get_word_vectors
 from webapp.vocab.models import Dictionary
@@ -36,13 +36,17 @@ class TrainingRunSerializer(serializers.ModelSerializer):
         help_text="BNE/DAN: the word vectors it starts from (null: fastText trained on its texts first).",
     )
     trained_word_vectors = serializers.SerializerMethodField(help_text="fastText: the word vectors it made.")
+    detector_version = serializers.SerializerMethodField(
+        help_text="tagger: the id of the mention detector version it made (GET /api/detectors/<id>/)."
+    )
 
     class Meta:
         model = TrainingRun
         fields = [
             "id", "dictionary", "collections", "eval_collection", "method", "base_model", "params", "state", "phase",
             "epoch", "epochs", "step", "total_steps", "fraction", "metrics", "error", "device", "worker",
-            "encoder", "index_version", "word_vectors", "trained_word_vectors", "queued_at", "started_at", "finished_at",
+            "encoder", "index_version", "word_vectors", "trained_word_vectors", "detector_version", "queued_at",
+            "started_at", "finished_at",
         ]
         read_only_fields = fields
 
@@ -51,13 +55,18 @@ class TrainingRunSerializer(serializers.ModelSerializer):
             return None
         return WordVectorModel.objects.filter(run=run).values_list("name", flat=True).first()
 
+    def get_detector_version(self, run: TrainingRun) -> int | None:
+        if run.method != TrainingRun.Method.TAGGER:
+            return None
+        return DetectorVersion.objects.filter(run=run).values_list("pk", flat=True).first()
+
 
 class TrainingRunStartSerializer(serializers.Serializer):
     dictionary = serializers.SlugField()
     collections = serializers.ListField(
         child=serializers.SlugField(), required=False, default=list,
-        help_text="Gold collections to train on (BioSyn, LATTE, BNE, DAN: at least one; HiPrBERT: optional, their "
-                  "gold mentions become extra names); fastText: any collections whose documents it trains on.",
+        help_text="Gold collections to train on (BioSyn, LATTE, BNE, DAN, tagger: at least one; HiPrBERT: optional, "
+                  "their gold mentions become extra names); fastText: any collections whose documents it trains on.",
     )
     eval_collection = serializers.SlugField(required=False, help_text="A held-out gold collection to evaluate on.")
     base_model = serializers.CharField(required=False, allow_blank=True, default="", help_text="Local Hugging Face folder.")
@@ -78,7 +87,8 @@ class TrainingRunStartSerializer(serializers.Serializer):
         choices=TrainingRun.Method.choices, required=False,
         help_text="biosyn (default), latte (a re-ranker over the dictionary's active index), hiprbert (hierarchy "
                   "pre-training of a base encoder), fasttext (word vectors), bne or dan (fast name encoders over word "
-                  "vectors); params['method'] works too.",
+                  "vectors), tagger (a mention detector: BIO token classification over the collections' spans and "
+                  "curators' span edits); params['method'] works too.",
     )
     params = serializers.DictField(
         required=False, default=dict,
@@ -88,7 +98,8 @@ class TrainingRunStartSerializer(serializers.Serializer):
                   "BNE: epochs, patience, max_minutes, objectives (syn, def, ctx), batch_size, lr, ...; DAN: level "
                   "(0: concepts; L >= 1: ancestors at level L), hierarchy (a dictionary id; 0: the run's), max_epochs, "
                   "patience, max_minutes, ...; BNE and DAN training their own word vectors: fasttext_dim, "
-                  "fasttext_epochs, include_definitions.",
+                  "fasttext_epochs, include_definitions; tagger: mention_types (e.g. [\"Disease\"]; empty: all), epochs, "
+                  "lr, batch_size, max_length, stride, warmup, weight_decay, max_documents, num_threads, seed, device.",
     )
 
     def validate_base_model(self, value: str) -> str:

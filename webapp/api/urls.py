@@ -2,7 +2,7 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from webapp.api import indexes, training, views, word_vectors
+from webapp.api import detectors, indexes, training, views, word_vectors
 from webapp.api.token import ObtainTokenView
 
 app_name = "api"
@@ -17,6 +17,7 @@ router.register("links", views.LinkViewSet, basename="link")
 router.register("imports", views.ImportJobViewSet, basename="import")
 router.register("training-runs", training.TrainingRunViewSet, basename="training-run")
 router.register("index-versions", indexes.IndexVersionViewSet, basename="index-version")
+router.register("detectors", detectors.DetectorVersionViewSet, basename="detector")
 router.register("word-vectors", word_vectors.WordVectorViewSet, basename="word-vectors")
 router.register("word-vector-uploads", word_vectors.WordVectorUploadViewSet, basename="word-vector-upload")
 

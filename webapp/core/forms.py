@@ -147,8 +147,10 @@ class CollectionTargetForm(ImportForm):
 class DocumentsImportForm(CollectionTargetForm):
     field_order = ["file", "format", "collection", "new_slug", "collection_title", "dictionary"]
     first_field = "file"
-    file = upload_field("File of documents", "PubTator, BioC XML or JSON, JSON Lines, or a zip of brat .txt and .ann "
-                                             "files. Gold mentions and links in the file are imported with the documents.")
+    file = upload_field("File of documents", "PubTator, BioC XML or JSON, JSON Lines, a zip of brat .txt and .ann "
+                                             "files, or plain text (.txt, or a .zip / .tar.gz of .txt files: one document "
+                                             "each). Gold mentions and links in the file are imported with the documents; "
+                                             "a document without any gets its mentions from the detector.")
     format = forms.ChoiceField(
         choices=[("", "Told from the file's name and first bytes"), *((f.name, f.label) for f in FORMATS.values())],
         required=False, label="Format",

@@ -17,6 +17,7 @@ import hashlib
 import json
 import re
 import shutil
+import zipfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,10 +36,11 @@ from webapp.training.models import IndexVersion
 
 DICTIONARY_FORMAT_LABELS = {"medic": "MEDIC TSV", "dnorm": "DNorm/BioSyn text", "obo": "OBO"}
 
-# A file's name says its format; ".txt" is PubTator only when its first line reads like one (checked below).
+# A file's name says its format; ".txt" is PubTator only when its first line reads like one, else plain text, and a
+# ".zip" is brat only when it holds a .ann file, else a zip of plain texts (both checked below).
 DOCUMENT_SUFFIXES = {
     ".pubtator": "pubtator", ".txt": "pubtator", ".xml": "bioc-xml", ".bioc": "bioc-xml", ".json": "bioc-json",
-    ".jsonl": "jsonl", ".ndjson": "jsonl", ".zip": "brat",
+    ".jsonl": "jsonl", ".ndjson": "jsonl", ".zip": "brat", ".tgz": "text",
 }
 # The file a pasted text is stored as: "pasted-text-<sha>.jsonl", shown on the Imports page as the document's id.
 PASTED_PREFIX, PASTED_SUFFIX = "pasted-", ".jsonl"
@@ -103,6 +105,8 @@ def queue_documents_upload(upload: UploadedFile, *, fmt: str, collection_slug: s
     name = safe_file_name(upload.name, "documents")
     if not fmt:
         fmt = document_format(name, _head(upload))
+        if fmt == "brat" and not _zip_has_annotations(upload):
+            fmt = "text"  # a zip of .txt files alone: plain texts, for mention detection
     if fmt not in FORMATS:
         raise ImportRefused("format", f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     with stored_upload(upload.chunks(), name) as path:
@@ -140,7 +144,10 @@ def _head(upload: UploadedFile) -> bytes:
 
 def document_format(name: str, head: bytes) -> str:
     """The format of a file of documents, from its name, else its first bytes; :class:`ImportRefused` on the
-    ``format`` field when neither tells (or a ``.txt`` file that is no PubTator: plain text has its own page)."""
+    ``format`` field when neither tells. A ``.txt`` file that is no PubTator is plain text (one document, its
+    mentions found by the detector), and so is a ``.tar.gz`` archive (of .txt files)."""
+    if name.lower().endswith(".tar.gz"):
+        return "text"
     lowered = name.lower().removesuffix(".gz")
     body = head.removeprefix(b"\xef\xbb\xbf").lstrip()
     suffix = Path(lowered).suffix
@@ -155,11 +162,23 @@ def document_format(name: str, head: bytes) -> str:
         elif _PUBTATOR_TITLE.match(body):
             fmt = "pubtator"
     elif fmt == "pubtator" and suffix == ".txt" and not _PUBTATOR_TITLE.match(body):
-        raise ImportRefused("format", f"{name} does not read as PubTator (its first line is no 'PMID|t|title'): "
-                                      "choose its format, or add a plain text with Add text")
+        fmt = "text"  # its first line is no 'PMID|t|title': a plain text
     if fmt is None:
         raise ImportRefused("format", f"cannot tell the format of {name} from its name or its first bytes: choose it")
     return fmt
+
+
+def _zip_has_annotations(upload: UploadedFile) -> bool:
+    """Whether an uploaded zip holds a brat ``.ann`` file (True too when it cannot be read as a zip: brat's reader
+    then names the fault)."""
+    upload.seek(0)
+    try:
+        with zipfile.ZipFile(upload) as archive:
+            return any(n.lower().endswith(".ann") for n in archive.namelist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return True
+    finally:
+        upload.seek(0)
 
 
 def _first_line_is_json(body: bytes) -> bool:

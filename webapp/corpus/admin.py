@@ -16,8 +16,9 @@ from webapp.corpus.models import Collection, Document, Link, Mention
 
 @admin.register(Collection)
 class CollectionAdmin(admin.ModelAdmin):
-    list_display = ("slug", "title", "dictionary", "has_gold", "document_count", "created_at")
-    list_filter = ("has_gold", "dictionary")
+    list_display = ("slug", "title", "dictionary", "detection", "has_gold", "document_count", "created_at")
+    list_filter = ("has_gold", "dictionary", "detection")
+    list_editable = ("detection",)  # which detectors find the mentions of documents imported without any
     list_select_related = ("dictionary",)
     search_fields = ("slug", "title")
     prepopulated_fields = {"slug": ("title",)}
@@ -32,15 +33,15 @@ class CollectionAdmin(admin.ModelAdmin):
 
 class MentionInline(admin.TabularInline):
     model = Mention
-    fields = ("start", "end", "text", "mention_type", "status", "source")
+    fields = ("start", "end", "text", "mention_type", "status", "source", "detector", "model_version")
     extra = 0
     show_change_link = True  # links are edited on the mention's own page
 
 
 @admin.register(Document)
 class DocumentAdmin(admin.ModelAdmin):
-    list_display = ("external_id", "short_title", "collection", "created_at")
-    list_filter = ("collection",)
+    list_display = ("external_id", "short_title", "collection", "detection_state", "created_at")
+    list_filter = ("collection", "detection_state")
     list_select_related = ("collection",)
     search_fields = ("=external_id", "title")
     raw_id_fields = ("collection",)
@@ -61,8 +62,8 @@ class LinkInline(admin.TabularInline):
 
 @admin.register(Mention)
 class MentionAdmin(admin.ModelAdmin):
-    list_display = ("text", "document", "start", "end", "mention_type", "status", "source", "updated_at")
-    list_filter = ("status", "source", "mention_type", "document__collection")
+    list_display = ("text", "document", "start", "end", "mention_type", "status", "source", "detector", "updated_at")
+    list_filter = ("status", "source", "detector", "mention_type", "document__collection")
     list_select_related = ("document",)
     search_fields = ("text", "=document__external_id")
     raw_id_fields = ("document",)

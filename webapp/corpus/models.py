@@ -16,6 +16,13 @@ from webapp.vocab.models import Concept, Dictionary
 
 
 class Collection(models.Model):
+    class Detection(models.TextChoices):
+        # Which mention detectors run on a document imported without mentions (webapp.corpus.detection).
+        MATCHER_AND_TAGGER = "matcher+tagger", "Dictionary matcher and tagger (the tagger when one is active)"
+        MATCHER = "matcher", "Dictionary matcher only"
+        TAGGER = "tagger", "Tagger only"
+        OFF = "off", "Off: curators add every mention by hand"
+
     slug = models.SlugField(max_length=64, unique=True)
     title = models.CharField(max_length=200)
     description = models.TextField(blank=True)
@@ -24,6 +31,11 @@ class Collection(models.Model):
         help_text="The dictionary whose concepts this collection's mentions link to.",
     )
     has_gold = models.BooleanField(default=False, help_text="Imported with gold links (training or evaluation data).")
+    detection = models.CharField(
+        max_length=16, choices=Detection.choices, default=Detection.MATCHER_AND_TAGGER, db_default=Detection.MATCHER_AND_TAGGER,
+        help_text="How mentions are found in a document imported without any: by the dictionary matcher over the active "
+                  "index's names, by the dictionary's active tagger, both, or not at all.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -34,11 +46,28 @@ class Collection(models.Model):
 
 
 class Document(models.Model):
+    class DetectionState(models.TextChoices):
+        NONE = "none", "Not detected"  # imported with mentions, or detection is off
+        QUEUED = "queued", "Queued for detection"
+        RUNNING = "running", "Detecting mentions"
+        DONE = "done", "Mentions detected"
+        FAILED = "failed", "Detection failed"
+
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="documents")
     external_id = models.CharField(max_length=120, help_text="PMID or the source's own id.")
     title = models.TextField(blank=True)
     text = models.TextField(help_text="Full text; mention offsets count characters of this text.")
     metadata = models.JSONField(default=dict, blank=True)
+    # Rows written by COPY or raw SQL take the database's defaults (db_default).
+    detection_state = models.CharField(
+        max_length=16, choices=DetectionState.choices, default=DetectionState.NONE, db_default=DetectionState.NONE,
+    )
+    detection_error = models.TextField(blank=True, default="", db_default="", help_text="Why detection failed.")
+    detected_at = models.DateTimeField(null=True, blank=True)
+    detection_model = models.CharField(
+        max_length=300, blank=True, default="", db_default="",
+        help_text="What found the mentions, e.g. 'matcher:medic@2024/sparse/index-7 + tagger:tagger-run-12'.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -63,6 +92,12 @@ class Mention(models.Model):
         DETECTOR = "detector", "Mention detector"
         CURATOR = "curator", "Added by a curator"
 
+    class Detector(models.TextChoices):
+        NONE = "", "Not detected"
+        MATCHER = "matcher", "Dictionary matcher"
+        TAGGER = "tagger", "Tagger"
+        BOTH = "both", "Dictionary matcher and tagger"
+
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="mentions")
     start = models.PositiveIntegerField()
     end = models.PositiveIntegerField()
@@ -72,6 +107,9 @@ class Mention(models.Model):
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.GOLD)
     # Text of each part of a composite mention (BC5CDR's 7th column), empty for simple mentions.
     part_texts = ArrayField(models.TextField(), default=list, blank=True)
+    # For source=detector: which detector found the span, and the version of it (the index or tagger label).
+    detector = models.CharField(max_length=16, choices=Detector.choices, blank=True, default="", db_default="")
+    model_version = models.CharField(max_length=300, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -93,6 +131,20 @@ class Mention(models.Model):
 
     def __str__(self) -> str:
         return f"{self.text} [{self.start}:{self.end}]"
+
+    @property
+    def provenance(self) -> str:
+        """Who put the mention there, as a sentence's end: "found by the dictionary matcher (index …)"."""
+        if self.source == self.Source.DETECTOR:
+            what = {
+                self.Detector.MATCHER: "the dictionary matcher",
+                self.Detector.TAGGER: "the tagger",
+                self.Detector.BOTH: "both the dictionary matcher and the tagger",
+            }.get(self.Detector(self.detector) if self.detector in self.Detector.values else None, "the mention detector")
+            return f"found by {what}" + (f" ({self.model_version})" if self.model_version else "")
+        if self.source == self.Source.CURATOR:
+            return "added by a curator"
+        return "gold annotation"
 
 
 class Link(models.Model):

@@ -18,6 +18,8 @@ Every import (PubTator, BioC, brat, JSON Lines, documents posted to the API) goe
   record knows its line, else the file and the element (:class:`FormatError`).
 - Documents go in with ``bulk_create`` (their ids are needed); mentions and links, the bulk of the rows,
   through PostgreSQL ``COPY``, with mention ids read back once per batch by their unique span.
+- A document written without a single mention is ``queued`` for mention detection (unless its collection's
+  detection is off), and sent to the detection task once the import commits (:mod:`webapp.corpus.detection`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from django.utils import timezone
 
 from linker.data import ParseError
 from webapp.core import limits
+from webapp.corpus.detection import queue_detection, wants_detection
 from webapp.corpus.formats.records import (
     MAX_METADATA_DEPTH,
     DocumentRecord,
@@ -80,6 +83,7 @@ class ImportReport:
     seconds: float = 0.0
     created: bool = True
     message: str = ""
+    detection_queued: int = 0  # documents without mentions, queued for mention detection
 
 
 def write_documents(
@@ -121,6 +125,9 @@ def write_documents(
             # Inside the transaction: the collection this import created goes with it.
             raise FormatError(source, "", "no documents: the file is empty or holds none (cut short?)")
         writer.finish()
+        # Sent once the import commits (nothing is sent for an import that is refused and rolled back).
+        queue_detection(writer.detect_ids)
+        report.detection_queued = len(writer.detect_ids)
     if report.mentions >= _ANALYZE_AFTER_MENTIONS:
         # Fresh statistics for the planner, as after a dictionary import: right after a bulk load it still
         # believes these tables hold a row or two and joins them by nested loops (seen: a count of one
@@ -162,18 +169,23 @@ class DocumentWriter:
         self.unresolved: dict[str, None] = {}
         self.unresolved_by_type: Counter[str] = Counter()
         self.conjunctions = 0
+        self.detect = wants_detection(collection)
+        self.detect_ids: list[int] = []  # documents written without mentions: for mention detection
 
     def add(self, batch: Sequence[DocumentRecord]) -> None:
         records = [r for r in map(self._numbered, batch) if self._keep(r)]
         if not records:
             return
         try:
+            queued, none = Document.DetectionState.QUEUED, Document.DetectionState.NONE
             documents = Document.objects.bulk_create(
                 [
-                    Document(collection=self.collection, external_id=r.external_id, title=r.title, text=r.text, metadata=r.metadata)
+                    Document(collection=self.collection, external_id=r.external_id, title=r.title, text=r.text, metadata=r.metadata,
+                             detection_state=queued if self.detect and not r.mentions else none)
                     for r in records
                 ]
             )
+            self.detect_ids.extend(d.pk for d in documents if d.detection_state == queued)
             wanted = [(document.pk, m) for r, document in zip(records, documents, strict=True) for m in self._unique_mentions(r)]
             self._write_mentions(wanted)
             mention_pks = self._mention_pks([d.pk for d in documents])

@@ -17,9 +17,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseStopPolling
 
 from webapp.core.decorators import admin_required, curator_required
 from webapp.core.queue import enqueue
+from webapp.core.roles import is_admin
 from webapp.corpus.models import Collection, Document, Mention
 from webapp.corpus.selectors import (
     Progress,
@@ -36,6 +38,7 @@ from webapp.vocab.selectors import MIN_QUERY_LENGTH, search_concepts
 
 DOCUMENTS_PER_PAGE = 25
 QUEUE_PREVIEW = 10
+DETECTING = (Document.DetectionState.QUEUED, Document.DetectionState.RUNNING)
 
 
 def _mention(pk: int) -> Mention:
@@ -100,6 +103,7 @@ def _document_context(document: Document) -> dict[str, Any]:
     return {
         "collection": document.collection,
         "document": document,
+        "detecting": document.detection_state in DETECTING,
         "rows": rows,
         "blocks": text_blocks(document, rows),
         "plain_title": "" if document.text.startswith(document.title) else document.title,
@@ -130,7 +134,46 @@ def document(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             ],
         }
     )
+    context["can_detect"] = is_admin(request.user)
     return render(request, "curation/document.html", context)
+
+
+# --- mention detection -------------------------------------------------------------------------------------
+
+
+@require_GET
+@curator_required
+def detection(request: HttpRequest, pk: int) -> HttpResponse:
+    """The document's detection banner, polled while mentions are being detected. Once detection has ended the
+    answer is a 286 (htmx stops polling) carrying the banner's last state and, out of band, the document text
+    and the status counts with the new mentions; ``curation:detected`` tells the keyboard script to select one."""
+    doc = get_object_or_404(Document.objects.select_related("collection__dictionary"), pk=pk)
+    context = {**_document_context(doc), "can_detect": is_admin(request.user)}
+    body = render_to_string("curation/document.html#detection-status", context, request)
+    if context["detecting"]:
+        return HttpResponse(body)
+    context["oob"] = True
+    body += render_to_string("curation/document.html#document-text", context, request)
+    body += render_to_string("curation/document.html#status-counts", context, request)
+    count = len(context["rows"])
+    message = (f"{count} mention{'s' if count != 1 else ''} detected." if doc.detection_state == Document.DetectionState.DONE
+               else "Mention detection failed: see above the text.")
+    response = HttpResponseStopPolling(body)
+    response["HX-Trigger-After-Swap"] = json.dumps({"curation:detected": {"state": doc.detection_state, "message": message}})
+    return response
+
+
+@require_POST
+@admin_required
+def detect_again(request: HttpRequest, pk: int) -> HttpResponse:
+    doc = get_object_or_404(Document.objects.select_related("collection__dictionary"), pk=pk)
+    try:
+        services.redetect(doc)
+    except services.CurationError as exc:
+        messages.error(request, f"Not queued: {exc}.")
+    else:
+        messages.success(request, "Detecting the mentions again; your decisions and the mentions curators added are kept.")
+    return redirect("curation:document", slug=doc.collection.slug, pk=doc.pk)
 
 
 # --- fragments -----------------------------------------------------------------------------------------------

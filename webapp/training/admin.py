@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from webapp.training.models import (
+    DetectorVersion,
     EncoderModel,
     Evaluation,
     IndexVersion,
@@ -43,6 +44,15 @@ class IndexVersionAdmin(admin.ModelAdmin):
     raw_id_fields = ["dictionary_version", "encoder", "created_by"]
     # Activation goes through the service (one atomic switch); the admin shows state, it does not edit it.
     readonly_fields = ["state", "activated_at", "retired_at", "error", "build_seconds"]
+
+
+@admin.register(DetectorVersion)
+class DetectorVersionAdmin(admin.ModelAdmin):
+    list_display = ["id", "label", "dictionary", "state", "created_at", "activated_at", "retired_at"]
+    list_filter = ["state", "dictionary"]
+    raw_id_fields = ["run", "created_by", "activated_by"]
+    # Activation goes through webapp.training.detectors (one atomic switch); the admin shows state, it does not edit it.
+    readonly_fields = ["state", "activated_at", "activated_by", "retired_at", "metrics", "training_data", "artifact_path"]
 
 
 class TrainingExampleInline(admin.TabularInline):

@@ -7,7 +7,9 @@ and on success records an :class:`EncoderModel` and a ``ready`` :class:`IndexVer
 hierarchy pre-training (HiPrBERT) run has no snapshot (it trains on the dictionaries' names and hierarchies,
 :mod:`webapp.training.hierarchy_inputs`) and makes a base encoder, not a linker: no index version. A fastText
 run has no snapshot either (it trains on the collections' documents, :mod:`webapp.training.word_vector_inputs`)
-and makes a :class:`WordVectorModel`; BNE and DAN runs are recorded as BioSyn's are.
+and makes a :class:`WordVectorModel`; BNE and DAN runs are recorded as BioSyn's are. A mention-tagger run trains on
+documents with their spans (:mod:`webapp.training.tagger_inputs`) and makes a ``ready`` :class:`DetectorVersion`
+(:mod:`webapp.training.detectors` activates it), no encoder and no index.
 Any exception ends the run ``failed`` with the reason; a cancel request ends it ``cancelled``.
 """
 
@@ -25,15 +27,22 @@ from django.db import transaction
 from linker import recipe
 from webapp.training.base_encoders import started_from
 from webapp.training.dataset import build_snapshot, dictionary_table, training_inputs
-from webapp.training.errors import RunCancelled
+from webapp.training.errors import RunCancelled, RunError
 from webapp.training.evaluation import evaluate_linker
 from webapp.training.hierarchy_inputs import hierarchy_inputs
 from webapp.training.latte import base_index
 from webapp.training.latte_inputs import latte_inputs, latte_table
-from webapp.training.models import CANCELLED_BY_ADMIN, EncoderModel, IndexVersion, TrainingRun
+from webapp.training.models import (
+    CANCELLED_BY_ADMIN,
+    DetectorVersion,
+    EncoderModel,
+    IndexVersion,
+    TrainingRun,
+)
 from webapp.training.params import recipe_config
 from webapp.training.progress import Heartbeat, Reporter
 from webapp.training.runs import recover_stale_runs
+from webapp.training.tagger_inputs import provenance_line, tagger_inputs
 from webapp.training.word_vector_inputs import encoder_inputs, fasttext_inputs
 from webapp.training.word_vectors import record_trained
 
@@ -97,6 +106,16 @@ def _inputs(run: TrainingRun, reporter: Reporter) -> recipe.TrainingInputs:
                      f"{sum(len(d.mentions) for d in inputs.documents)} mentions, {len(inputs.rejections)} with "
                      f"rejected concepts; re-ranking index {index.pk}")
         return inputs
+    if run.method == TrainingRun.Method.TAGGER:
+        inputs = tagger_inputs(run, model_folder(run))
+        spans = inputs.metadata["spans"]
+        types = inputs.metadata["mention_types"]
+        reporter.log(provenance_line(spans) + f"; types {', '.join(types) if types else 'all'}; evaluated on "
+                     f"{spans['dev_documents']} documents with {spans['dev_spans']} spans")
+        if not any(doc.mentions for doc in inputs.documents):
+            raise RunError("no spans to train on: the collections have no mentions of the chosen types and no "
+                           "fully reviewed document was curated")
+        return inputs
     if run.method == TrainingRun.Method.FASTTEXT:
         inputs = fasttext_inputs(run, model_folder(run))
         reporter.log(f"texts: {inputs.metadata['documents']} documents, {inputs.metadata['definitions']} definitions"
@@ -121,7 +140,9 @@ def _train(run: TrainingRun, reporter: Reporter) -> tuple[Path, dict[str, Any]]:
     eval_id = run.eval_collection_id
     callbacks = recipe.TrainingCallbacks(
         on_step=reporter.progress, on_epoch_end=reporter.epoch_end, on_phase=reporter.phase, on_log=reporter.log,
-        evaluate=(lambda linker: evaluate_linker(linker, eval_id)) if eval_id else None,
+        # A tagger scores its own dev documents (span figures) after every epoch: it builds no linker.
+        evaluate=(lambda linker: evaluate_linker(linker, eval_id)) if eval_id and run.method != TrainingRun.Method.TAGGER
+        else None,
     )
     hierarchy = inputs.hierarchies[0].name if run.method == TrainingRun.Method.DAN and inputs.hierarchies else None
     config = recipe_config(run.params | {"method": run.method}, run.device, hierarchy)
@@ -138,6 +159,8 @@ def _record(run: TrainingRun, folder: Path, report: dict[str, Any]) -> str:
         raise RunCancelled
     if locked.method == TrainingRun.Method.HIPRBERT:
         return _record_base_encoder(locked, folder, report)
+    if locked.method == TrainingRun.Method.TAGGER:
+        return _record_detector(locked, folder, report)
     if locked.method == TrainingRun.Method.FASTTEXT:
         vectors = record_trained(locked, folder, report)
         metrics = {"name_coverage": vectors.name_coverage} if vectors.name_coverage is not None else {}
@@ -179,6 +202,20 @@ def _record_base_encoder(locked: TrainingRun, folder: Path, report: dict[str, An
         artifact_path=str(folder), created_by=locked.created_by,
     )
     locked.finish(encoder, None, report.get("metrics", {}))
+    return locked.state
+
+
+def _record_detector(locked: TrainingRun, folder: Path, report: dict[str, Any]) -> str:
+    """A tagger run's mention detector: a ``ready`` DetectorVersion (an admin activates it), no encoder, no index."""
+    metadata = report.get("metadata") or {}
+    metrics = {k: v for k, v in (report.get("metrics") or {}).items() if isinstance(v, (int, float))}
+    detector = DetectorVersion.objects.create(
+        dictionary=locked.dictionary, run=locked, label=f"{locked.method}-run-{locked.pk}", artifact_path=str(folder),
+        state=DetectorVersion.State.READY, metrics=metrics,
+        mention_types=list(metadata.get("mention_types") or locked.params.get("mention_types") or []),
+        training_data=dict(metadata.get("spans") or {}), created_by=locked.created_by,
+    )
+    locked.finish(None, None, metrics, made=f"detector {detector.label}")
     return locked.state
 
 

@@ -2,7 +2,8 @@
 (BioSyn: the paper's hyperparameters; LATTE: epochs, latent types K and top-k, the rest the linker's defaults;
 HiPrBERT: more dictionaries, the batches, the distances and the held-out share; fastText: the documents and
 whether the dictionary's names and definitions join, dimension and epochs; BNE and DAN: the word vectors to
-start from, epochs, patience and time budget, BNE's objectives, DAN's level and hierarchy). BioSyn and HiPrBERT
+start from, epochs, patience and time budget, BNE's objectives, DAN's level and hierarchy; the mention tagger: the
+mention types, epochs, learning rate, batch size, max length, training documents). BioSyn, HiPrBERT and the tagger
 start from a base encoder: the default base model, a HiPrBERT one, or a folder typed in. The models page's forms
 are here too: word-vector uploads, and index builds (any encoder, with an optional BNE/DAN first stage)."""
 
@@ -32,6 +33,7 @@ from webapp.training.index_builds import (
 from webapp.training.index_builds import describe as describe_encoder
 from webapp.training.models import EncoderModel, WordVectorModel
 from webapp.training.params import BIOSYN, HIPRBERT, LATTE, default_params
+from webapp.training.tagger_params import TAGGER
 from webapp.training.word_vector_params import BNE, DAN, FASTTEXT, MAX_DIM
 from webapp.training.word_vectors import describe as describe_word_vectors
 from webapp.training.word_vectors import word_vector_models
@@ -85,7 +87,9 @@ class StartRunForm(forms.Form):
                  (HIPRBERT, "Hierarchy pre-training (HiPrBERT): a base encoder from the dictionaries' hierarchies"),
                  (FASTTEXT, "Word vectors (fastText): for BNE and DAN runs to start from"),
                  (BNE, "BNE: a fast name encoder over word vectors (BiLSTM over characters and words)"),
-                 (DAN, "DAN: a fast name encoder over word vectors (averaging network; synonym sets or a hierarchy level)")],
+                 (DAN, "DAN: a fast name encoder over word vectors (averaging network; synonym sets or a hierarchy level)"),
+                 (TAGGER, "Mention tagger: a mention detector (BIO token classification) from the gold spans and "
+                          "curators' span edits")],
         initial=BIOSYN, widget=forms.RadioSelect, required=False,
         help_text="What the run trains; only that method's settings are shown below.",
     )
@@ -237,6 +241,27 @@ class StartRunForm(forms.Form):
         help_text="For a level ≥ 1; empty: the run's dictionary.",
     )
 
+    # The mention tagger (its defaults are the linker's TaggerRecipeConfig's, set when the form is made).
+    tagger_mention_types = forms.CharField(
+        required=False, max_length=500, label="Mention types", widget=forms.TextInput(attrs={"placeholder": "all types"}),
+        help_text="The types it learns to find, comma-separated (e.g. Disease); empty: every type of the training "
+                  "documents. Mentions curators added without a type always count.",
+    )
+    tagger_epochs = forms.IntegerField(min_value=1, max_value=1000, label="Epochs",
+                                       help_text="Passes over the training documents; the evaluation collection is "
+                                                 "scored after each.")
+    tagger_lr = forms.FloatField(min_value=0.0, label="Learning rate", widget=forms.NumberInput(attrs={"step": "any"}),
+                                 help_text="Of the transformer and its token-classification head.")
+    tagger_batch_size = forms.IntegerField(min_value=1, max_value=4096, label="Batch size (windows)",
+                                           help_text="Token windows per step.")
+    tagger_max_length = forms.IntegerField(min_value=16, max_value=512, label="Max length (tokens)",
+                                           help_text="Each window's length: longer documents are read in overlapping windows.")
+    tagger_stride = forms.IntegerField(min_value=0, max_value=509, label="Stride (tokens)",
+                                       help_text="Tokens consecutive windows share; below the max length less 2.")
+    tagger_max_documents = forms.IntegerField(min_value=0, label="Training documents",
+                                              widget=forms.NumberInput(attrs={"placeholder": "all"}),
+                                              help_text="Train on the first N documents only, for a quick trial; empty: all.")
+
     PARAMS = ("epochs", "topk", "dense_ratio", "lr", "batch_size", "max_length", "train_scope", "skip_pretrain", "max_queries")
     # LATTE's form fields -> its params; the rest keep LATTE's defaults.
     LATTE_PARAMS = {"latte_epochs": "epochs", "latent_types": "latent_types", "latte_top_k": "top_k"}
@@ -255,6 +280,11 @@ class StartRunForm(forms.Form):
     OWN_VECTOR_PARAMS = {"include_definitions": "include_definitions", "vector_dim": "fasttext_dim",
                          "vector_epochs": "fasttext_epochs"}
     BNE_FIELDS = ("bne_epochs", "bne_patience", "bne_max_minutes", "objectives")
+    # The tagger's form fields -> its params.
+    TAGGER_PARAMS = {"tagger_mention_types": "mention_types", "tagger_epochs": "epochs", "tagger_lr": "lr",
+                     "tagger_batch_size": "batch_size", "tagger_max_length": "max_length", "tagger_stride": "stride",
+                     "tagger_max_documents": "max_documents"}
+    TAGGER_FIELDS = tuple(TAGGER_PARAMS)
     DAN_FIELDS = ("level", "hierarchy", "dan_epochs", "dan_patience", "dan_max_minutes")
     # Form field -> the recipe's name, per method (BNE's and DAN's epochs are called differently).
     ENCODER_PARAMS = {BNE: {"bne_epochs": "epochs", "bne_patience": "patience", "bne_max_minutes": "max_minutes",
@@ -262,8 +292,8 @@ class StartRunForm(forms.Form):
                       DAN: {"dan_epochs": "max_epochs", "dan_patience": "patience", "dan_max_minutes": "max_minutes",
                             "level": "level"}}
     # Fields that only some methods read (the page hides them for the others).
-    field_methods = {"eval_collection": f"{BIOSYN} {LATTE} {ENCODERS}",
-                     "collections": f"{BIOSYN} {LATTE} {HIPRBERT} {ENCODERS}",
+    field_methods = {"eval_collection": f"{BIOSYN} {LATTE} {ENCODERS} {TAGGER}",
+                     "collections": f"{BIOSYN} {LATTE} {HIPRBERT} {ENCODERS} {TAGGER}",
                      "word_vectors": ENCODERS, "text_collections": FASTTEXT, "include_names": FASTTEXT}
     student_defaults = STUDENT
 
@@ -272,8 +302,12 @@ class StartRunForm(forms.Form):
         # Only the chosen method's fields matter; an empty one keeps its default. Collections are required
         # by BioSyn and LATTE only (clean).
         for name in (*self.PARAMS, *self.LATTE_FIELDS, *self.HIPRBERT_FIELDS, *self.VECTOR_FIELDS, *self.BNE_FIELDS,
-                     *self.DAN_FIELDS, "collections"):
+                     *self.DAN_FIELDS, *self.TAGGER_FIELDS, "collections"):
             self.fields[name].required = False
+        tagger = default_params(TAGGER)
+        for name, param in self.TAGGER_PARAMS.items():
+            value = tagger.get(param)
+            self.fields[name].initial = ", ".join(value) if isinstance(value, list) else value
         base: forms.ModelChoiceField = self.fields["base_encoder"]  # type: ignore[assignment]
         base.empty_label = default_base_label()
         vectors: forms.ModelChoiceField = self.fields["word_vectors"]  # type: ignore[assignment]
@@ -300,16 +334,17 @@ class StartRunForm(forms.Form):
         """The fields as the page shows them: (legend, the methods they serve, fields): what every run needs,
         the base encoder (BioSyn and HiPrBERT), then each method's knobs."""
         own = {"method", *self.PARAMS, *self.LATTE_FIELDS, *self.HIPRBERT_FIELDS, *self.BASE_FIELDS,
-               *self.VECTOR_FIELDS, *self.BNE_FIELDS, *self.DAN_FIELDS}
+               *self.VECTOR_FIELDS, *self.BNE_FIELDS, *self.DAN_FIELDS, *self.TAGGER_FIELDS}
         return [
             ("", "", [self["method"]] + [f for f in self if f.name not in own]),
-            ("Base encoder", f"{BIOSYN} {HIPRBERT}", [self[name] for name in self.BASE_FIELDS]),
+            ("Base encoder", f"{BIOSYN} {HIPRBERT} {TAGGER}", [self[name] for name in self.BASE_FIELDS]),
             ("BioSyn", BIOSYN, [self[name] for name in self.PARAMS]),
             ("LATTE", LATTE, [self[name] for name in self.LATTE_FIELDS]),
             ("HiPrBERT", HIPRBERT, [self[name] for name in self.HIPRBERT_FIELDS]),
             ("Word vectors", WORD_VECTOR_METHODS, [self[name] for name in self.VECTOR_FIELDS]),
             ("BNE", BNE, [self[name] for name in self.BNE_FIELDS]),
             ("DAN", DAN, [self[name] for name in self.DAN_FIELDS]),
+            ("Mention tagger", TAGGER, [self[name] for name in self.TAGGER_FIELDS]),
         ]
 
     def clean(self) -> dict[str, Any]:
@@ -343,6 +378,13 @@ class StartRunForm(forms.Form):
                 except RunError as exc:
                     self.add_error("hierarchy", f"{exc}: DAN at level {data['level']} learns the ancestors at that "
                                                 "level; choose a dictionary with a hierarchy, or level 0.")
+        if method == TAGGER:
+            length = data.get("tagger_max_length") or self.fields["tagger_max_length"].initial
+            stride = data.get("tagger_stride")
+            stride = self.fields["tagger_stride"].initial if stride is None else stride
+            if length and stride is not None and stride >= length - 2:
+                self.add_error("tagger_stride", f"Windows of {length} tokens share fewer than {length - 2}: lower the "
+                                                "stride (a quarter of the max length reads well).")
         if method == LATTE and data.get("base_encoder"):
             self.add_error("base_encoder", "LATTE re-ranks over the active index: it takes no base encoder.")
         if method in (FASTTEXT, BNE, DAN):  # the base encoder fields are hidden for them: what was left there
@@ -383,6 +425,9 @@ class StartRunForm(forms.Form):
             chosen = {param: data.get(field) for field, param in self.HIPRBERT_PARAMS.items()}
         elif method == FASTTEXT:
             chosen = {param: data.get(field) for field, param in self.FASTTEXT_PARAMS.items()}
+        elif method == TAGGER:
+            chosen = {param: data.get(field) for field, param in self.TAGGER_PARAMS.items()}
+            chosen["mention_types"] = [t.strip() for t in (data.get("tagger_mention_types") or "").split(",") if t.strip()]
         elif method in (BNE, DAN):
             fields = self.OWN_VECTOR_PARAMS | self.ENCODER_PARAMS[method]
             chosen = {param: data.get(field) for field, param in fields.items()}

@@ -1,8 +1,9 @@
 """Admin pages for the models: each dictionary's active index, its re-ranker's latent types, the index versions with
 the form that builds one (any encoder, an optional BNE/DAN first stage, activated when built) and a live card per
 build (phase, names encoded of all, names/s, time left, Cancel; then the re-linking of the open mentions), the base
-encoders (hierarchy pre-training) with the index versions built from them, the trained encoders by kind, and the word
-vectors (fastText runs' and uploaded files) that BNE and DAN runs start from.
+encoders (hierarchy pre-training) with the index versions built from them, the trained encoders by kind, the word
+vectors (fastText runs' and uploaded files) that BNE and DAN runs start from, and the mention detectors (tagger runs'),
+with their span figures and the switch that makes one the active detector of its dictionary.
 
 Cards poll while there is something to wait for and stop with HTTP 286 (as the imports page does); the last answer
 also tells the page (``HX-Trigger: index-build-ended``) to refresh its active models and its list of index versions."""
@@ -27,12 +28,13 @@ from webapp.core.decorators import admin_required, curator_required
 from webapp.core.queue import QueueUnavailable
 from webapp.corpus.models import Collection
 from webapp.training.base_encoders import base_encoder_rows
+from webapp.training.detectors import DetectorActivationError, activate_detector, retire_detector
 from webapp.training.errors import RunError
 from webapp.training.forms import IndexBuildForm, WordVectorUploadForm
 from webapp.training.index_builds import IndexBuildError
 from webapp.training.index_progress import duration
 from webapp.training.latent import active_models, latent_types
-from webapp.training.models import EncoderModel, IndexVersion
+from webapp.training.models import DetectorVersion, EncoderModel, IndexVersion
 from webapp.training.relinking import collection_linking, relinking, watching
 from webapp.training.services import cancel_index_build, queue_index_build
 from webapp.training.word_vectors import (
@@ -46,6 +48,7 @@ from webapp.vocab.models import Dictionary
 LATENT_TYPES_PER_PAGE = 100
 TRAINED_ENCODERS = 30
 INDEX_VERSIONS = 20
+DETECTOR_VERSIONS = 30
 # A build's card stays on the models page this long after it ended (its outcome, the re-linking).
 RECENT_BUILD = timedelta(minutes=10)
 # A build activated when built is READY for the moment its task takes to activate it.
@@ -118,6 +121,7 @@ def _models_page(request: HttpRequest, upload_form: WordVectorUploadForm | None 
         "upload_form": upload_form or WordVectorUploadForm(),
         "sync_limit_mb": SYNC_LIMIT_BYTES // (1024 * 1024),
         "build_form": build_form,
+        "detectors": DetectorVersion.objects.select_related("dictionary", "run", "run__eval_collection")[:DETECTOR_VERSIONS],
     }
     return render(request, template, context, status=status)
 
@@ -224,6 +228,34 @@ def index_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.error(request, f"Index {index.pk} is {index.get_state_display().lower()}: there is no build to cancel.")
     return redirect(reverse("training:models") + f"#index-build-{index.pk}")
+
+
+def _back(request: HttpRequest, version: DetectorVersion) -> HttpResponse:
+    back = request.POST.get("next", "")
+    return redirect(back if back.startswith("/training/") else reverse("training:models") + f"#detector-{version.pk}")
+
+
+@require_POST
+@admin_required
+def detector_activate(request: HttpRequest, pk: int) -> HttpResponse:
+    """Make a detector version the one its dictionary serves (one atomic switch: the one before it retires)."""
+    version = get_object_or_404(DetectorVersion, pk=pk)
+    try:
+        version = activate_detector(version.pk, user=request.user)
+    except DetectorActivationError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Detector {version.label} now finds the mentions of {version.dictionary}'s documents.")
+    return _back(request, version)
+
+
+@require_POST
+@admin_required
+def detector_retire(request: HttpRequest, pk: int) -> HttpResponse:
+    """Stop a detector version serving (its dictionary then has none until another is activated)."""
+    version = retire_detector(get_object_or_404(DetectorVersion, pk=pk).pk, user=request.user)
+    messages.success(request, f"Detector {version.label} is retired.")
+    return _back(request, version)
 
 
 @require_GET

@@ -315,6 +315,8 @@ class TrainingRun(models.Model):
         FASTTEXT = "fasttext", "Word vectors (fastText)"
         BNE = "bne", "BNE (name encoder over word vectors)"
         DAN = "dan", "DAN (name encoder over word vectors)"
+        # Not a linker: a mention detector (webapp.training.detectors), recorded as a DetectorVersion.
+        TAGGER = "tagger", "Mention tagger (BIO token classification)"
 
     # Methods that start from word vectors, and the ones whose output is not a linker (no index version).
     WORD_VECTOR_ENCODERS = (Method.BNE, Method.DAN)
@@ -335,13 +337,13 @@ class TrainingRun(models.Model):
     )
     eval_collection = models.ForeignKey(
         "corpus.Collection", null=True, blank=True, on_delete=models.SET_NULL, related_name="evaluation_runs",
-        help_text="Gold collection the trained model is evaluated on (Acc@1, Acc@5).",
+        help_text="Gold collection the trained model is evaluated on (Acc@1, Acc@5; a tagger: span precision, recall, F1).",
     )
     method = models.CharField(max_length=32, choices=Method.choices, default=Method.BIOSYN)
     base_model = models.CharField(max_length=500, blank=True, help_text="Local Hugging Face folder; empty: the default base model.")
     params = models.JSONField(default=dict, blank=True, help_text="Hyperparameters (the method's defaults filled in).")
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
-    phase = models.CharField(max_length=32, blank=True, help_text="snapshot, synonym-pretrain, biosyn, candidates, latte, latent-types, hierarchy-pretrain, word-vectors, bne, dan, index, evaluate")
+    phase = models.CharField(max_length=32, blank=True, help_text="snapshot, synonym-pretrain, biosyn, candidates, latte, latent-types, hierarchy-pretrain, word-vectors, bne, dan, tagger, index, evaluate")
     epoch = models.PositiveIntegerField(default=0)
     epochs = models.PositiveIntegerField(default=0)
     step = models.PositiveIntegerField(default=0)
@@ -521,3 +523,71 @@ class Evaluation(models.Model):
     @property
     def acc5(self) -> float | None:
         return self.metrics.get("acc@5")
+
+
+class DetectorVersion(models.Model):
+    """A trained mention tagger (a tagger training run's artifact folder) that may find the mentions of a
+    dictionary's documents: ``ready`` once its run succeeded, ``active`` while it serves, ``retired`` after.
+
+    At most one per dictionary is active, enforced by the database (as for :class:`IndexVersion`); activation is
+    one atomic switch (:func:`webapp.training.detectors.activate_detector`). ``metrics`` are the tagger's span
+    figures on the run's held-out gold collection (precision, recall, F1; exact and overlapping spans);
+    ``training_data`` says where its spans came from (gold, curator-added, moved, rejected, confirmed detector
+    spans, documents: :mod:`webapp.training.tagger_inputs`).
+    """
+
+    class State(models.TextChoices):
+        READY = "ready", "Ready"
+        ACTIVE = "active", "Active"
+        RETIRED = "retired", "Retired"
+
+    dictionary = models.ForeignKey(Dictionary, on_delete=models.CASCADE, related_name="detector_versions")
+    run = models.OneToOneField(
+        TrainingRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="detector_version",
+        help_text="The tagger run that trained it.",
+    )
+    label = models.CharField(max_length=120, unique=True, help_text="Stored on every mention it finds: tagger-run-12.")
+    artifact_path = models.CharField(max_length=1000, help_text="The tagger's folder (linker.detect.tagger.Tagger.load).")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.READY)
+    metrics = models.JSONField(default=dict, blank=True, help_text="Span figures on the run's evaluation collection.")
+    mention_types = models.JSONField(default=list, blank=True, help_text="The mention types it was trained on; empty: all.")
+    training_data = models.JSONField(default=dict, blank=True, help_text="Where its training spans came from (counts).")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    activated_at = models.DateTimeField(null=True, blank=True)
+    activated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    retired_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["dictionary"], condition=Q(state="active"), name="one_active_detector_per_dictionary"),
+        ]
+
+    def __str__(self) -> str:
+        return self.label
+
+    def figure(self, name: str) -> float | None:
+        """One of the span figures (``f1``, ``precision_overlap`` ...), None when the run had no evaluation."""
+        value = self.metrics.get(name)
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    @property
+    def precision(self) -> float | None:
+        return self.figure("precision")
+
+    @property
+    def recall(self) -> float | None:
+        return self.figure("recall")
+
+    @property
+    def f1(self) -> float | None:
+        return self.figure("f1")
+
+    @property
+    def f1_overlap(self) -> float | None:
+        return self.figure("f1_overlap")
+
+    @property
+    def types_label(self) -> str:
+        return ", ".join(self.mention_types) if self.mention_types else "all types"

@@ -15,6 +15,7 @@ from linker.train import SCOPE_DEFAULTS, resolve_scope
 from webapp.training.hiprbert import SCOPE_DEPENDENT as HIPRBERT_SCOPE_DEPENDENT
 from webapp.training.hiprbert import scope_defaults
 from webapp.training.params import BIOSYN, HIPRBERT, LATTE, SCOPE_DEPENDENT, default_params, resolved_params
+from webapp.training.tagger_params import TAGGER
 from webapp.training.word_vector_params import BNE, DAN, FASTTEXT
 
 __all__ = ["ParamRow", "parameter_rows", "run_scope"]
@@ -54,6 +55,9 @@ LABELS: dict[str, str] = {
     "alpha": "Weight α (synonyms)", "beta": "Weight β (grounding)", "gamma": "Weight γ (context)",
     "max_epochs": "Max epochs", "pool_size": "Negative pool size", "candidates": "Negative candidates",
     "validation_names": "Validation names",
+    # Mention tagger
+    "mention_types": "Mention types", "stride": "Stride (tokens)", "warmup": "Warm-up",
+    "max_documents": "Training documents",
 }
 # The rows shown first, per method; the rest go under "every parameter".
 MAIN: dict[str, tuple[str, ...]] = {
@@ -68,9 +72,10 @@ MAIN: dict[str, tuple[str, ...]] = {
           "fasttext_epochs", "include_definitions", "device"),
     DAN: ("level", "hierarchy", "max_epochs", "patience", "max_minutes", "batch_size", "lr", "margin",
           "fasttext_dim", "fasttext_epochs", "include_definitions", "device"),
+    TAGGER: ("mention_types", "epochs", "lr", "batch_size", "max_length", "stride", "max_documents", "device"),
 }
 HIDDEN = {"method", "step_delay_s"}  # step_delay_s is shown only when set (a test's slowed run)
-ZERO_MEANS_ALL = {"max_queries", "max_mentions", "pretrain_max_pairs", "epoch_names"}
+ZERO_MEANS_ALL = {"max_queries", "max_mentions", "pretrain_max_pairs", "epoch_names", "max_documents"}
 OBJECTIVES = {"syn": "synonyms", "def": "concept (mean of its names)", "ctx": "context (own word vectors)"}
 
 
@@ -115,6 +120,10 @@ def _show(name: str, value: Any, names: dict[str, dict[int, str]]) -> str:
         return ", ".join(names["dictionary"].get(i, f"#{i}") for i in value) or "the run's dictionary"
     if name == "hierarchy":
         return names["dictionary"].get(value, f"#{value}") if value else "the run's dictionary"
+    if name == "mention_types":
+        return ", ".join(value) if value else "all types"
+    if name == "warmup" and isinstance(value, (int, float)):
+        return f"{value:.0%} of the steps"
     if name == "objectives":
         return ", ".join(OBJECTIVES.get(o, o) for o in value) or "none"
     if name == "holdout_share" or name == "dev_share":

@@ -1,10 +1,11 @@
 """A training run's parameters: the defaults, checking what an admin asked for, and the linker config.
 
 ``params`` (a JSON object on the run) holds ``method`` (the recipe's method: ``biosyn``, the default,
-``latte``, ``hiprbert``, ``fasttext``, ``bne`` or ``dan``) and that method's parameters. For BioSyn: the
+``latte``, ``hiprbert``, ``fasttext``, ``bne``, ``dan`` or ``tagger``) and that method's parameters. For BioSyn: the
 hyperparameters of :class:`linker.train.BioSynConfig` and the run options of :data:`RUN_OPTIONS`; for LATTE:
 :data:`webapp.training.latte.LATTE_PARAMS`; for HiPrBERT: :data:`webapp.training.hiprbert.HIPRBERT_PARAMS`;
-for the word-vector methods: :mod:`webapp.training.word_vector_params`.
+for the word-vector methods: :mod:`webapp.training.word_vector_params`; for the mention tagger:
+:mod:`webapp.training.tagger_params`.
 BioSyn's scope-dependent ones (:data:`SCOPE_DEPENDENT`) are 0 unless the admin set them, meaning "the scope's
 default": the worker's recipe resolves them once it knows its device (HiPrBERT's say so with ``None``).
 """
@@ -22,6 +23,12 @@ from linker.train import SCOPE_DEFAULTS, SCOPES, BioSynConfig
 from webapp.training.errors import RunError
 from webapp.training.hiprbert import HIPRBERT_PARAMS, check_hiprbert_params, hiprbert_recipe_config
 from webapp.training.latte import LATTE_PARAMS, check_latte_params, latte_recipe_config
+from webapp.training.tagger_params import (
+    TAGGER,
+    check_tagger_params,
+    default_tagger_params,
+    tagger_recipe_config,
+)
 from webapp.training.word_vector_params import (
     BNE,
     DAN,
@@ -51,7 +58,7 @@ SCOPE_DEPENDENT = ("epochs", "lr", "pretrain_epochs", "pretrain_max_pairs")
 
 
 BIOSYN, LATTE, HIPRBERT = "biosyn", "latte", "hiprbert"
-METHODS = (BIOSYN, LATTE, HIPRBERT, FASTTEXT, BNE, DAN)
+METHODS = (BIOSYN, LATTE, HIPRBERT, FASTTEXT, BNE, DAN, TAGGER)
 WORD_VECTOR_METHODS = (FASTTEXT, BNE, DAN)
 
 
@@ -64,6 +71,8 @@ def default_params(method: str = BIOSYN) -> dict[str, Any]:
         return {"method": HIPRBERT} | HIPRBERT_PARAMS | {"dictionaries": []}
     if method in WORD_VECTOR_METHODS:
         return {"method": method} | default_word_vector_params(method)
+    if method == TAGGER:
+        return {"method": TAGGER} | default_tagger_params()
     biosyn = {k: v for k, v in dataclasses.asdict(BioSynConfig()).items() if k not in _NOT_PARAMS}
     return {"method": BIOSYN} | biosyn | RUN_OPTIONS | {"epochs": 0, "lr": 0.0}
 
@@ -105,6 +114,8 @@ def clean_params(params: dict[str, Any] | None, method: str | None = None) -> di
         check_hiprbert_params(out)
     elif chosen in WORD_VECTOR_METHODS:
         check_word_vector_params(chosen, out)
+    elif chosen == TAGGER:
+        check_tagger_params(out)
     elif out["train_scope"] != "auto" and out["train_scope"] not in SCOPES:
         raise RunError(f"train_scope must be auto or one of {', '.join(SCOPES)}")
     return out
@@ -145,6 +156,8 @@ def recipe_config(params: dict[str, Any], device: str, hierarchy: str | None = N
         return fasttext_recipe_config(params)
     if params.get("method") in (BNE, DAN):
         return word_vector_recipe_config(str(params["method"]), params, device, hierarchy)
+    if params.get("method") == TAGGER:
+        return tagger_recipe_config(params, device)
     fields = {f.name for f in dataclasses.fields(BioSynConfig)}
     biosyn = BioSynConfig(**{k: v for k, v in params.items() if k in fields and k not in _NOT_PARAMS},
                           progress_bar=False)

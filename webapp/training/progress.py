@@ -23,7 +23,7 @@ HEARTBEAT_EVERY_S = 5.0
 PROGRESS_EVERY_S = 1.0
 MAX_LOSS_POINTS = 600
 # Phases after the training keep its figures (epoch, step, loss) on the page instead of restarting them.
-KEEPS_PROGRESS = ("index", "latent-types", "evaluate")
+KEEPS_PROGRESS = ("index", "latent-types", "evaluate", "save")
 
 
 class Reporter:

@@ -304,9 +304,12 @@ def promote_index(index_id: int) -> IndexVersion:
     the registry. The re-linking runs on a worker after commit and only touches open (pending or suggested)
     mentions: a curator's decision keeps the suggestions it was made on.
     """
+    from webapp.corpus.detection import requeue_after_activation
     from webapp.corpus.models import Collection
 
     index = activate_index(index_id)
     for collection_id in Collection.objects.filter(dictionary_id=index.dictionary_id).values_list("pk", flat=True):
         enqueue("tasks.curation.suggest_links_task", collection_id)
+    # Documents whose mention detection failed for want of an index: their matcher can run now.
+    requeue_after_activation(index.dictionary_id)
     return index

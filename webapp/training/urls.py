@@ -15,6 +15,8 @@ urlpatterns = [
     path("indexes/<int:pk>/cancel/", model_views.index_cancel, name="index-cancel"),
     path("collections/<slug:slug>/linking/", model_views.collection_linking_note, name="collection-linking"),
     path("models/", model_views.model_list, name="models"),
+    path("detectors/<int:pk>/activate/", model_views.detector_activate, name="detector-activate"),
+    path("detectors/<int:pk>/retire/", model_views.detector_retire, name="detector-retire"),
     path("models/word-vectors/upload/", model_views.word_vectors_upload, name="upload-word-vectors"),
     path("models/<slug:slug>/latent-types/", model_views.latent_type_list, name="latent-types"),
 ]

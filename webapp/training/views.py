@@ -24,7 +24,7 @@ from webapp.training.forms import StartRunForm
 from webapp.training.held_out import index_overlap, run_overlap, trained_collections
 from webapp.training.hierarchy_inputs import run_dictionaries
 from webapp.training.hierarchy_report import hierarchy_report
-from webapp.training.models import Evaluation, IndexVersion, TrainingRun, WordVectorModel
+from webapp.training.models import DetectorVersion, Evaluation, IndexVersion, TrainingRun, WordVectorModel
 from webapp.training.param_table import parameter_rows
 from webapp.training.runs import cancel_run, start_run
 from webapp.training.services import ActivationError, promote_index
@@ -37,6 +37,10 @@ CURVE_WIDTH, CURVE_HEIGHT = 640, 200
 PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 64, 12, 12, 28
 DOTS_UP_TO = 40  # reports drawn as dots too (a curve of one report is a dot)
 METRIC_LABELS = {"acc@1": "Acc@1", "acc@5": "Acc@5", "mrr": "MRR", "mentions": "Mentions"}
+# A tagger's figures are about spans, not links: exact spans first, then overlapping ones.
+SPAN_LABELS = {"precision": "Precision", "recall": "Recall", "f1": "F1", "precision_overlap": "Precision (overlap)",
+               "recall_overlap": "Recall (overlap)", "f1_overlap": "F1 (overlap)"}
+SPAN_COUNTS = {"gold": "Gold spans", "predicted": "Spans found", "documents": "Documents"}
 
 
 @dataclass(frozen=True)
@@ -119,10 +123,21 @@ def metric_cards(metrics: dict[str, Any]) -> list[tuple[str, str]]:
     return cards
 
 
+def span_cards(metrics: dict[str, Any]) -> list[tuple[str, str]]:
+    """A tagger run's evaluation figures as (label, value) cards: precision, recall and F1 of exact spans, then of
+    overlapping spans, then the counts they were measured on."""
+    cards = [(label, f"{float(metrics[key]):.3f}") for key, label in SPAN_LABELS.items()
+             if isinstance(metrics.get(key), (int, float))]
+    cards += [(label, f"{float(metrics[key]):,.0f}") for key, label in SPAN_COUNTS.items()
+              if isinstance(metrics.get(key), (int, float))]
+    return cards
+
+
 @require_GET
 @admin_required
 def run_list(request: HttpRequest) -> HttpResponse:
-    runs = (TrainingRun.objects.select_related("dictionary", "encoder", "index_version", "eval_collection", "created_by")
+    runs = (TrainingRun.objects.select_related("dictionary", "encoder", "index_version", "eval_collection", "created_by",
+                                               "detector_version")
             .prefetch_related("collections"))
     rows = [(run, run.metrics.get("acc@1"), run.metrics.get("acc@5"),
              run.eval_collection_id in {c.pk for c in run.collections.all()}) for run in runs[:200]]
@@ -162,7 +177,7 @@ def run_start(request: HttpRequest) -> HttpResponse:
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(
         TrainingRun.objects.select_related("dictionary", "encoder", "index_version", "eval_collection", "created_by",
-                                           "word_vectors", "index_version__encoder"), pk=pk
+                                           "word_vectors", "index_version__encoder", "detector_version"), pk=pk
     )
     index = run.index_version
     evaluations = (
@@ -199,7 +214,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "device_text": device_text(run),
         "placement": where,
         "parameters": parameter_rows(run.method, run.params, device, _param_names(run)),
-        "metric_cards": metric_cards(run.metrics),
+        "metric_cards": span_cards(run.metrics) if run.method == TrainingRun.Method.TAGGER else metric_cards(run.metrics),
+        "detector": DetectorVersion.objects.filter(run=run).first() if run.method == TrainingRun.Method.TAGGER else None,
         "overlap": run_overlap(run) if run.metrics else None,
     }
     return render(request, template, context)

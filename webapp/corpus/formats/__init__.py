@@ -15,6 +15,7 @@ from webapp.corpus.formats.brat import read_brat, write_brat
 from webapp.corpus.formats.jsonl import read_jsonl, write_jsonl
 from webapp.corpus.formats.pubtator import read_pubtator, write_pubtator
 from webapp.corpus.formats.records import DocumentRecord, FormatError, LinkRecord, MentionRecord
+from webapp.corpus.formats.text import read_text, write_text
 
 __all__ = ["FORMATS", "Format", "DocumentRecord", "MentionRecord", "LinkRecord", "FormatError", "get_format"]
 
@@ -37,6 +38,8 @@ FORMATS: dict[str, Format] = {
         Format("bioc-json", "BioC JSON", "application/json", "json", read_bioc_json, write_bioc_json),
         Format("brat", "brat standoff (zip of .txt and .ann)", "application/zip", "zip", read_brat, write_brat),
         Format("jsonl", "JSON Lines", "application/x-ndjson", "jsonl", read_jsonl, write_jsonl),
+        # One document per .txt file (or per .txt of a .zip / .tar.gz); exported as a zip of .txt files.
+        Format("text", "Plain text (.txt, or a .zip / .tar.gz of .txt files)", "application/zip", "zip", read_text, write_text),
     )
 }
 

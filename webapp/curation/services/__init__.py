@@ -4,6 +4,7 @@
 - :mod:`.undo`: undoing a decision with its batch.
 - :mod:`.spans`: adding a mention, fixing a span.
 - :mod:`.suggestions`: storing the active linker's suggestions (the panel's live ranking, the background task).
+- :mod:`.detection`: mention detection of documents imported without mentions, and "Detect again".
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from webapp.curation.services.decisions import (
     decide,
     part_count,
 )
+from webapp.curation.services.detection import detect_documents, redetect
 from webapp.curation.services.spans import add_mention, fix_span
 from webapp.curation.services.suggestions import (
     SUGGESTIONS_K,
@@ -43,9 +45,11 @@ __all__ = [
     "Scope",
     "add_mention",
     "decide",
+    "detect_documents",
     "fix_span",
     "last_undoable",
     "panel_ranking",
+    "redetect",
     "part_count",
     "store_suggestions",
     "suggest_for_collection",

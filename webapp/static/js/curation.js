@@ -180,6 +180,18 @@
     hideSelectionBar();
   });
   document.body.addEventListener("curation:toast", (evt) => toast(evt.detail.message, evt.detail.error));
+  document.body.addEventListener("curation:detected", (evt) => {
+    // The detector's mentions were swapped into the text: select the first open one, as on opening the page.
+    const detail = evt.detail || {};
+    if (detail.message) toast(detail.message, detail.state === "failed");
+    setTimeout(() => {
+      const found = ids();
+      if (!current || !found.includes(current)) {
+        const first = found.find((id) => OPEN.has(statusOf(id))) || found[0];
+        if (first) select(first);
+      }
+    }, 0);
+  });
 
   // --- mouse ---------------------------------------------------------------------------------------------
   document.addEventListener("click", (evt) => {

@@ -1,0 +1,87 @@
+"""Which documents wait for mention detection, and how they are queued for it.
+
+A document imported without a single mention (plain text, a BioC/brat/JSONL file without annotations, a document
+posted to the API or pasted on the Imports page) is written ``queued`` by the one document writer
+(:mod:`webapp.corpus.writer`), unless its collection's detection is off; once the import commits,
+:func:`queue_detection` sends its id, in batches, to the worker task ``tasks.detection.detect_mentions``, which
+runs the collection's detectors and writes their mentions (:mod:`webapp.curation.services.detection`).
+
+The broker being down does not undo an import that committed: the documents it could not queue are failed with
+the reason, and stay curatable by hand (an admin's "Detect again" queues them once the broker is back).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+
+from django.db import transaction
+from django.db.models import Q
+
+from webapp.core.queue import QueueUnavailable, send_now
+from webapp.corpus.models import Collection, Document
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["DETECT_TASK", "BATCH_DOCUMENTS", "NO_INDEX", "queue_detection", "requeue_after_activation", "wants_detection"]
+
+DETECT_TASK = "tasks.detection.detect_mentions"
+BATCH_DOCUMENTS = 50  # documents per task: a re-delivered task redoes little, a long import still makes few messages
+# The reason a document fails when its dictionary has no index to match against; an activation queues such
+# documents again (:func:`requeue_after_activation`) by this prefix.
+NO_INDEX_PREFIX = "no active index for dictionary"
+NO_INDEX = NO_INDEX_PREFIX + " {dictionary}: build one on the Models page"
+
+State = Document.DetectionState
+
+
+def wants_detection(collection: Collection) -> bool:
+    return collection.detection != Collection.Detection.OFF
+
+
+def queue_detection(document_ids: Iterable[int]) -> None:
+    """Send the documents (already ``queued``) to the detection task once the current transaction commits (at
+    once outside one). Never raises for the broker: what could not be sent is failed with the reason."""
+    ids = sorted(set(document_ids))
+    if not ids:
+        return
+    batches = [ids[i : i + BATCH_DOCUMENTS] for i in range(0, len(ids), BATCH_DOCUMENTS)]
+
+    def publish() -> None:
+        for at, batch in enumerate(batches):
+            try:
+                send_now(DETECT_TASK, batch)
+            except QueueUnavailable as exc:
+                # One failure is enough to know: the rest would wait as long for the same answer.
+                unsent = [pk for b in batches[at:] for pk in b]
+                _fail_unsent(unsent, exc)
+                return
+
+    transaction.on_commit(publish)
+
+
+def _fail_unsent(ids: Sequence[int], exc: QueueUnavailable) -> None:
+    logger.error("%d documents could not be queued for mention detection: %s", len(ids), exc)
+    Document.objects.filter(pk__in=ids, detection_state=State.QUEUED).update(
+        detection_state=State.FAILED, detection_error=f"not queued for mention detection: {exc}"
+    )
+
+
+def mark_queued(documents: Q | Sequence[int]) -> list[int]:
+    """Set the documents ``queued`` (their last error cleared) and queue them; returns their ids."""
+    query = Document.objects.filter(documents if isinstance(documents, Q) else Q(pk__in=list(documents)))
+    ids = list(query.values_list("pk", flat=True))
+    Document.objects.filter(pk__in=ids).update(detection_state=State.QUEUED, detection_error="")
+    queue_detection(ids)
+    return ids
+
+
+def requeue_after_activation(dictionary_id: int) -> list[int]:
+    """Queue again the documents of the dictionary's collections that failed for want of an active index (called
+    when an index of it is activated); returns their ids."""
+    failed = Q(
+        collection__dictionary_id=dictionary_id,
+        detection_state=State.FAILED,
+        detection_error__startswith=NO_INDEX_PREFIX,
+    ) & ~Q(collection__detection=Collection.Detection.OFF)
+    return mark_queued(failed)
