@@ -85,3 +85,52 @@ def login(browser: object, base_url: str, username: str, password: str) -> objec
     page.click("button[type=submit]")
     page.wait_for_url(lambda url: "/accounts/login" not in url)
     return page
+
+
+def select_text(page, needle: str, start: int = 0, length: int | None = None) -> None:  # type: ignore[no-untyped-def]
+    """Select ``needle`` (or a slice of it) in the document text, as a mouse drag would, and release the mouse."""
+    page.evaluate(
+        """([needle, start, length]) => {
+          const walker = document.createTreeWalker(document.getElementById('document-text'), NodeFilter.SHOW_TEXT);
+          let node;
+          while ((node = walker.nextNode())) {
+            const at = node.textContent.indexOf(needle);
+            if (at < 0) continue;
+            const range = document.createRange();
+            range.setStart(node, at + start);
+            range.setEnd(node, at + start + (length === null ? needle.length - start : length));
+            const selection = window.getSelection();
+            selection.removeAllRanges();
+            selection.addRange(range);
+            return;
+          }
+          throw new Error('text not found: ' + needle);
+        }""",
+        [needle, start, length],
+    )
+    page.dispatch_event("#document-text", "mouseup")
+
+
+def select_offsets(page, start: int, end: int) -> None:  # type: ignore[no-untyped-def]
+    """Select the characters ``start``..``end`` of the document text, across highlighted and plain segments (each
+    segment element carries its offset in ``data-start``), as a mouse drag would, and release the mouse."""
+    page.evaluate(
+        """([start, end]) => {
+          const segments = [...document.querySelectorAll('#document-text [data-start]')];
+          const at = (offset) => {
+            for (const el of segments) {
+              const from = Number(el.dataset.start), node = el.firstChild;
+              if (node && from <= offset && offset <= from + node.textContent.length) return [node, offset - from];
+            }
+            throw new Error('offset not in the document text: ' + offset);
+          };
+          const range = document.createRange();
+          range.setStart(...at(start));
+          range.setEnd(...at(end));
+          const selection = window.getSelection();
+          selection.removeAllRanges();
+          selection.addRange(range);
+        }""",
+        [start, end],
+    )
+    page.dispatch_event("#document-text", "mouseup")

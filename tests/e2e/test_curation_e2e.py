@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import PASSWORD
-from tests.e2e.conftest import login
+from tests.e2e.conftest import login, select_text
 from webapp.corpus.models import Document, Link, Mention
 from webapp.curation.models import Decision, HardNegative
 from webapp.training.registry import get_active_linker
@@ -146,44 +146,20 @@ def test_two_curators_on_one_mention_the_second_sees_a_conflict_and_nothing_is_l
     assert Link.objects.filter(mention=hypertension, origin="curator").count() == 2
 
 
-def _select_text(page, needle: str, start: int = 0, length: int | None = None) -> None:  # type: ignore[no-untyped-def]
-    """Select ``needle`` (or a slice of it) in the document text, as a mouse drag would, and release the mouse."""
-    page.evaluate(
-        """([needle, start, length]) => {
-          const walker = document.createTreeWalker(document.getElementById('document-text'), NodeFilter.SHOW_TEXT);
-          let node;
-          while ((node = walker.nextNode())) {
-            const at = node.textContent.indexOf(needle);
-            if (at < 0) continue;
-            const range = document.createRange();
-            range.setStart(node, at + start);
-            range.setEnd(node, at + start + (length === null ? needle.length - start : length));
-            const selection = window.getSelection();
-            selection.removeAllRanges();
-            selection.addRange(range);
-            return;
-          }
-          throw new Error('text not found: ' + needle);
-        }""",
-        [needle, start, length],
-    )
-    page.dispatch_event("#document-text", "mouseup")
-
-
 def test_a_curator_adds_a_mention_by_selecting_text_and_fixes_its_span(live_server, browser, demo_collection, bob) -> None:  # type: ignore[no-untyped-def]
     doc = Document.objects.get(collection=demo_collection, external_id="demo-1")
     page = login(browser, live_server.url, "bob", PASSWORD)
     page.goto(f"{live_server.url}/curate/demo/documents/{doc.pk}/")
     expect(_quote(page)).to_have_text("Type 2 diabetes")
 
-    _select_text(page, "in older adults")
+    select_text(page, "in older adults")
     expect(page.locator("#selection-bar")).to_be_visible()
     page.keyboard.press("m")
     expect(_quote(page)).to_have_text("in older adults")
     added = Mention.objects.get(document=doc, text="in older adults")
     assert (added.source, added.start) == ("curator", doc.text.index("in older adults"))
 
-    _select_text(page, "in older adults", start=3)  # drop the "in "
+    select_text(page, "in older adults", start=3)  # drop the "in "
     page.keyboard.press("e")
     expect(_quote(page)).to_have_text("older adults")
     added.refresh_from_db()

@@ -202,6 +202,10 @@ def obo_seed(terms: list[str] | None = None, header: str = OBO_HEADER) -> str:
     return header + "\n".join(OBO_TERMS if terms is None else terms) + "\n[Typedef]\nid: part_of\nname: part of\n"
 
 
+def text_seed() -> str:
+    return f"{TITLE}\n\n{ABSTRACT}\n"
+
+
 SEED_FILES: dict[str, tuple[str, str | dict[str, str]]] = {
     "pubtator": ("pubtator.txt", pubtator_seed()),
     "bioc-xml": ("bioc.xml", bioc_xml_seed()),
@@ -210,6 +214,7 @@ SEED_FILES: dict[str, tuple[str, str | dict[str, str]]] = {
     "brat": ("brat", brat_seed()),
     "medic": ("CTD_diseases.tsv", medic_seed()),
     "dnorm": ("dnorm.txt", dnorm_seed()),
+    "text": ("note.txt", text_seed()),
     "obo": ("terms.obo", obo_seed()),
 }
 
@@ -561,6 +566,46 @@ def obo_cases() -> list[Case]:
     ]
 
 
+def tar_gz_of(files: Mapping[str, bytes | str]) -> bytes:
+    """A .tar.gz archive of the files (fixed times and owners: the same bytes on every run)."""
+    import tarfile
+
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as zipped, tarfile.open(fileobj=zipped, mode="w") as archive:
+        for name in sorted(files):
+            content = files[name]
+            data = content.encode() if isinstance(content, str) else content
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(data), 0
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def text_cases() -> list[Case]:
+    note = text_seed()
+    two = {"a.txt": note, "b.txt": "Gout was seen.\n"}
+    return [
+        Case("empty.txt", "", "FormatError", ["the file holds no text (empty, or only blanks)"]),
+        Case("blanks-only.txt", "\n \n\t\n", "FormatError", ["the file holds no text"]),
+        Case("binary.txt", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\x00<<>>", "FormatError", ["a NUL byte at byte 22", "binary file"], line=3),
+        Case("latin1.txt", note.encode() + LATIN1 + b" was seen.\n", "FormatError", ["not UTF-8 text"], line=4),
+        Case("utf16.txt", "Asthma at night.\n".encode("utf-16"), "FormatError", ["a NUL byte", "binary file"], line=1),
+        Case("binary-garbage.txt", BINARY, "FormatError", ["a NUL byte at byte 128", "binary file"], line=1),
+        Case("absurdly-long.txt", LONG, "FormatError", ["12,000 characters", "IMPORT_MAX_DOCUMENT_CHARS"]),
+        Case("not-a-zip.zip", note, "FormatError", ["expected a zip archive of .txt files"]),
+        Case("truncated-archive.zip", zip_of(two)[:60], "FormatError", ["expected a zip archive"]),
+        Case("no-text-members.zip", zip_of({"a.pdf": "%PDF", "notes/readme.md": "#"}), "FormatError", ["no .txt files in the archive"]),
+        Case("empty-member.zip", zip_of({"a.txt": note, "b.txt": ""}), "FormatError", ["b.txt", "the file holds no text"]),
+        Case("binary-member.zip", zip_of({"a.txt": note, "b.txt": b"MZ\x90\x00\x03"}), "FormatError", ["b.txt", "a NUL byte", "binary file"], line=1),
+        Case("latin1-member.zip", zip_of({"a.txt": note, "b.txt": b"line one\n" + LATIN1}), "FormatError", ["b.txt", "not UTF-8 text"], line=2),
+        Case("encrypted-member.zip", patched_zip(two, flags=0x1), "FormatError", ["a.txt", "cannot read the zip member", "encrypted"]),
+        Case("declared-zip-bomb.zip", patched_zip(two, declared_size=3_000_000_000), "LimitExceeded", ["IMPORT_MAX_DECOMPRESSED_BYTES"]),
+        Case("truncated.tar.gz", tar_gz_of(two)[:50], "FormatError", ["expected a .tar.gz archive of .txt files"]),
+        Case("no-text-members.tar.gz", tar_gz_of({"a.pdf": "%PDF"}), "FormatError", ["no .txt files in the archive"]),
+        Case("binary-member.tar.gz", tar_gz_of({"a.txt": note, "b.txt": b"\x00\x01"}), "FormatError", ["b.txt", "a NUL byte"], line=1),
+    ]
+
+
 CASES = {
     "pubtator": pubtator_cases,
     "bioc-xml": bioc_xml_cases,
@@ -570,6 +615,7 @@ CASES = {
     "medic": medic_cases,
     "dnorm": dnorm_cases,
     "obo": obo_cases,
+    "text": text_cases,
 }
 
 HEADER = """\
