@@ -39,7 +39,7 @@ class TaggerRecipeConfig:
     of the optimiser steps over which the learning rate rises linearly from 0 before decaying linearly to 0.
     """
 
-    epochs: int = 8
+    epochs: int = 6
     lr: float = 1e-4
     batch_size: int = 16
     max_length: int = 256
