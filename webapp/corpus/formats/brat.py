@@ -127,18 +127,24 @@ def safe_name(external_id: str) -> str:
     return _UNSAFE.sub("_", external_id) or "document"
 
 
+def file_names(documents: Iterable[DocumentRecord]) -> Iterator[tuple[str, DocumentRecord]]:
+    """Each document with the stem of its files in an archive: its id made safe, ``_2``, ``_3`` ... on a repeat."""
+    used: set[str] = set()
+    for doc in documents:
+        name = safe_name(doc.external_id)
+        base, n = name, 1
+        while name in used:
+            n += 1
+            name = f"{base}_{n}"
+        used.add(name)
+        yield name, doc
+
+
 def write_brat(documents: Iterable[DocumentRecord]) -> bytes:
     """A zip archive with ``ID.txt`` and ``ID.ann`` for each document."""
     buffer = io.BytesIO()
-    used: set[str] = set()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for doc in documents:
-            name = safe_name(doc.external_id)
-            base, n = name, 1
-            while name in used:
-                n += 1
-                name = f"{base}_{n}"
-            used.add(name)
+        for name, doc in file_names(documents):
             archive.writestr(f"{name}.txt", doc.text.encode("utf-8"))
             archive.writestr(f"{name}.ann", ann_text(doc).encode("utf-8"))
     return buffer.getvalue()

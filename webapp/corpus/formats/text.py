@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
 from webapp.core import limits
-from webapp.corpus.formats.brat import safe_name
+from webapp.corpus.formats.brat import file_names
 from webapp.corpus.formats.records import DocumentRecord, FormatError
 
 __all__ = ["clean_text", "read_text", "write_text", "TITLE_MAX_CHARS"]
@@ -154,14 +154,7 @@ def _title(text: str) -> str:
 def write_text(documents: Iterable[DocumentRecord]) -> bytes:
     """A zip archive with one ``ID.txt`` per document: the text as stored, without annotations."""
     buffer = io.BytesIO()
-    used: set[str] = set()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for doc in documents:
-            name = safe_name(doc.external_id)
-            base, n = name, 1
-            while name in used:
-                n += 1
-                name = f"{base}_{n}"
-            used.add(name)
+        for name, doc in file_names(documents):
             archive.writestr(f"{name}.txt", doc.text.encode("utf-8"))
     return buffer.getvalue()
