@@ -36,24 +36,16 @@ class Worker:
         self.log = log
 
 
-@pytest.fixture(scope="session")
-def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Worker]:  # type: ignore[no-untyped-def]
-    """A real `celery worker` process on a private queue, connected to the test database.
-
-    The private queue keeps a developer's running workbench worker (same broker) from taking test tasks.
-    """
+@contextmanager
+def running_worker(queue: str, log: Path, **extra_env: str) -> Iterator[Worker]:
+    """A real `celery worker` process on ``queue``, connected to the test database, until the block ends."""
     from django.conf import settings
     from django.db import connection
 
     from webapp.celery import app
 
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    log = tmp_path_factory.mktemp("worker") / "worker.log"
-    env = dict(os.environ)
-    env["DATABASE_URL"] = database_url(connection.settings_dict)
-    env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
-    env["CELERY_RESULT_BACKEND"] = settings.CELERY_RESULT_BACKEND
-    env["DB_CONN_MAX_AGE"] = "0"
+    env = dict(os.environ, DATABASE_URL=database_url(connection.settings_dict), CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
+               CELERY_RESULT_BACKEND=settings.CELERY_RESULT_BACKEND, DB_CONN_MAX_AGE="0", **extra_env)
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "webapp", "worker", "-Q", queue, "-c", "1", "-n", f"{queue}@%h", "--loglevel", "INFO"],
         cwd=PROJECT_ROOT,
@@ -74,6 +66,17 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory) 
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Worker]:  # type: ignore[no-untyped-def]
+    """A real `celery worker` process on a private queue, connected to the test database.
+
+    The private queue keeps a developer's running workbench worker (same broker) from taking test tasks.
+    """
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    with running_worker(queue, tmp_path_factory.mktemp("worker") / "worker.log") as worker:
+        yield worker
 
 
 # --- a broker that is down ------------------------------------------------------------------------------------

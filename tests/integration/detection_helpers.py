@@ -3,9 +3,6 @@ whose own tasks (an import job's detection, the detection's linking) go to its o
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -15,7 +12,7 @@ import pytest
 
 from linker.data import ConceptRecord, Synonym
 from linker.linker import Linker
-from tests.integration.conftest import PROJECT_ROOT, Worker, database_url
+from tests.integration.conftest import Worker, running_worker
 from webapp.corpus.models import Collection
 from webapp.training.models import IndexVersion
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
@@ -60,31 +57,12 @@ def wait_for(condition, timeout: float = 90.0, every: float = 0.25, what: str = 
 def detection_worker(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Worker]:  # type: ignore[no-untyped-def]
     """A real worker on a private queue that also sends the tasks it queues itself there (TASK_QUEUE_OVERRIDE): an
     import job it runs queues the detection of the documents, which it then runs too."""
-    from django.conf import settings
-    from django.db import connection
-
     from webapp.celery import app
 
     queue = f"test-detect-{uuid.uuid4().hex[:8]}"
-    log = tmp_path_factory.mktemp("detection-worker") / "worker.log"
-    env = dict(os.environ, DATABASE_URL=database_url(connection.settings_dict), CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
-               CELERY_RESULT_BACKEND=settings.CELERY_RESULT_BACKEND, DB_CONN_MAX_AGE="0", TASK_QUEUE_OVERRIDE=queue)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "webapp", "worker", "-Q", queue, "-c", "1", "-n", f"{queue}@%h", "--loglevel", "INFO"],
-        cwd=PROJECT_ROOT, env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT,
-    )
     try:
-        deadline = time.monotonic() + 90
-        while not app.control.ping(destination=[f"{queue}@{os.uname().nodename}"], timeout=1.0):
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the Celery worker did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
-        yield Worker(queue, process, log)
+        with running_worker(queue, tmp_path_factory.mktemp("detection-worker") / "worker.log", TASK_QUEUE_OVERRIDE=queue) as worker:
+            yield worker
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
         with app.connection_for_write() as conn:
             conn.default_channel.queue_delete(queue)

@@ -130,10 +130,10 @@ def find_spans(text: str, detectors: Detectors) -> list[Span]:
 
         table = detectors.linker.linker.table
         matcher = matcher_for_index(detectors.linker.index_version_id, table.names, table.cfg)
-        matched = [Span(s.start, s.end, text[s.start : s.end], MATCHER, 1.0) for s in matcher.find(text)]
+        matched = matcher.find(text)  # source "matcher"
     if detectors.tagger is None:
         return matched
-    tagged = [Span(s.start, s.end, text[s.start : s.end], TAGGER, float(s.score)) for s in detectors.tagger.tagger.predict([text])[0]]
+    tagged = detectors.tagger.tagger.predict([text])[0]  # source "tagger"
     if not detectors.use_matcher:
         return tagged
     from linker.detect.merge import merge
