@@ -36,6 +36,11 @@ class Collection(models.Model):
         help_text="How mentions are found in a document imported without any: by the dictionary matcher over the active "
                   "index's names, by the dictionary's active tagger, both, or not at all.",
     )
+    auto_accept_threshold = models.FloatField(
+        null=True, blank=True,
+        help_text="Accept a model's top-1 suggestion without a curator when its calibrated confidence is at least this "
+                  "(0..1); empty: every mention waits for a curator.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -168,6 +173,10 @@ class Link(models.Model):
     type_conflict = models.BooleanField(
         default=False, db_default=False,  # rows written by COPY (imports) take the database's default
         help_text="A model suggestion whose concept's known types miss every type the re-ranker confidently predicts for the mention.",
+    )
+    confidence = models.FloatField(
+        null=True, blank=True,
+        help_text="A top-1 model suggestion: the linker's calibrated probability that it is right (linker.calibration).",
     )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
