@@ -55,6 +55,9 @@ class NameTable:
         self._rows: dict[tuple[str, str], int] = {}
         self._by_concept: dict[str, list[int]] = {}
         self._by_name: dict[str, list[str]] = {}  # normalised name -> the concepts that own it (homonyms)
+        # Rows taken back (a curator synonym undone): kept in the lists so that every other row keeps its
+        # position in the sparse matrix and the faiss index, but no longer a name of anything (see remove).
+        self.removed: set[int] = set()
 
     # --- construction ----------------------------------------------------------------------------
 
@@ -122,6 +125,29 @@ class NameTable:
                 self.concept_support[primary] = self.concept_support.get(primary, 0) + 1
         return created
 
+    def remove(self, pairs: Iterable[tuple[str, str]]) -> list[int]:
+        """Take (name, concept id) rows back; returns the rows removed (pairs not present are skipped).
+
+        The row keeps its position (the indexes are keyed by it) and is marked in ``removed``: it leaves the
+        name and concept maps, so homonyms, ``row`` and ``concept_names`` forget it, and retrievers skip it.
+        The same pair added again later gets a new row.
+        """
+        removed: list[int] = []
+        for raw, cid in pairs:
+            primary = self.resolve_id(cid) or cid
+            name = normalize(raw, self.cfg)
+            row = self._rows.pop((name, primary), None)
+            if row is None:
+                continue
+            self.removed.add(row)
+            self._by_concept[primary].remove(row)
+            owners = self._by_name[name]
+            owners.remove(primary)
+            if not owners:
+                del self._by_name[name]
+            removed.append(row)
+        return removed
+
     # --- lookups -----------------------------------------------------------------------------------
 
     def __len__(self) -> int:
@@ -181,6 +207,7 @@ class NameTable:
             "concept_support": self.concept_support,
             # Concepts in insertion order, with their preferred names; concepts without rows survive too.
             "concepts": [[cid, self.preferred_names.get(cid, "")] for cid in self._by_concept],
+            "removed": sorted(self.removed),
         }
         tmp = path / "name_table.json.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -202,12 +229,15 @@ class NameTable:
         table = cls(TextConfig.from_dict(payload["text_config"]))
         for cid, preferred in payload["concepts"]:
             table._add_concept(cid, preferred)
+        table.removed = {int(r) for r in payload.get("removed", ())}  # absent from tables saved before removal existed
         for name, cid, raw in zip(payload["names"], payload["concept_ids"], payload["raw_names"], strict=True):
             row = len(table.names)
-            table._rows[(name, cid)] = row
             table.names.append(name)
             table.concept_ids.append(cid)
             table.raw_names.append(raw)
+            if row in table.removed:
+                continue
+            table._rows[(name, cid)] = row
             table._by_concept.setdefault(cid, []).append(row)
             table._by_name.setdefault(name, []).append(cid)
         table.alt_id_map = dict(payload["alt_id_map"])

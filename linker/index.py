@@ -48,6 +48,9 @@ class DenseIndex:
         self._vectors = np.zeros((0, dim), dtype=np.float32)
         self._rows = np.zeros(0, dtype=np.int64)  # faiss id -> name row
         self._position: dict[int, int] = {}  # name row -> faiss id
+        # Name rows taken back (an undone curator synonym): faiss cannot delete from every index kind (HNSW),
+        # so their vectors stay and search skips them; a rebuild drops them for good.
+        self._masked: set[int] = set()
 
     def __len__(self) -> int:
         return int(self._rows.shape[0])
@@ -106,20 +109,33 @@ class DenseIndex:
         for offset, row in enumerate(rows_arr.tolist()):
             self._position[row] = start + offset
 
+    @property
+    def masked(self) -> frozenset[int]:
+        return frozenset(self._masked)
+
+    def mask(self, rows: np.ndarray | list[int]) -> None:
+        """Stop returning name rows ``rows`` from :meth:`search` (rows not indexed are ignored)."""
+        self._masked.update(int(r) for r in np.asarray(rows, dtype=np.int64).ravel() if int(r) in self._position)
+
     def search(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Queries [n, d] -> (scores [n, k] float32, name rows [n, k] int64; -1 where fewer than k)."""
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         n = len(vectors)
         if self._index is None or len(self) == 0 or k <= 0:
             return np.zeros((n, max(k, 0)), np.float32), np.full((n, max(k, 0)), -1, np.int64)
+        # Masked rows may fill the top places: ask for as many more, then drop them.
+        wanted = k + len(self._masked)
         if self.config.kind == "flat":
             # Exact search as one BLAS product per block: on a small shared CPU this is 3-4x faster than
             # faiss's flat search with k ~ 64 (the faiss index is still kept and saved).
-            scores, ids = _exact_top_k(self._vectors, vectors, k)
+            scores, ids = _exact_top_k(self._vectors, vectors, wanted)
         else:
-            scores, ids = self._index.search(vectors, k)
+            scores, ids = self._index.search(vectors, wanted)
         rows = np.where(ids >= 0, self._rows[np.clip(ids, 0, None)], -1)
-        return scores.astype(np.float32), rows.astype(np.int64)
+        scores, rows = scores.astype(np.float32), rows.astype(np.int64)
+        if self._masked:
+            scores, rows = _without_rows(scores, rows, self._masked, k)
+        return scores, rows
 
     def vectors(self, rows: np.ndarray | list[int]) -> np.ndarray:
         """Stored vectors of name rows [n] -> [n, d]."""
@@ -149,6 +165,8 @@ class DenseIndex:
             faiss.write_index(self._index, str(folder / "index.faiss"))
         np.save(folder / "vectors.npy", self._vectors)
         np.save(folder / "rows.npy", self._rows)
+        if self._masked:
+            np.save(folder / "masked.npy", np.array(sorted(self._masked), dtype=np.int64))
         meta = {"dim": self.dim, "config": asdict(self.config), "size": len(self)}
         (folder / "index.json").write_text(json.dumps(meta, indent=2) + "\n")
 
@@ -160,6 +178,8 @@ class DenseIndex:
         index._vectors = np.load(folder / "vectors.npy")
         index._rows = np.load(folder / "rows.npy")
         index._position = {int(r): i for i, r in enumerate(index._rows.tolist())}
+        if (folder / "masked.npy").exists():
+            index._masked = {int(r) for r in np.load(folder / "masked.npy").tolist()}
         if (folder / "index.faiss").exists():
             loaded: Any = faiss.read_index(str(folder / "index.faiss"))
             if index.config.kind == "hnsw":
@@ -168,6 +188,19 @@ class DenseIndex:
                 loaded.nprobe = index.config.ivf_nprobe
             index._index = loaded
         return index
+
+
+def _without_rows(scores: np.ndarray, rows: np.ndarray, masked: set[int], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``k`` results per query that are not in ``masked``, in order; -1 / -inf padded."""
+    out_scores = np.full((len(rows), k), -np.inf, dtype=np.float32)
+    out_rows = np.full((len(rows), k), -1, dtype=np.int64)
+    masked_arr = np.fromiter(masked, dtype=np.int64, count=len(masked))
+    keep = (rows >= 0) & ~np.isin(rows, masked_arr)
+    for i in range(len(rows)):
+        kept = np.flatnonzero(keep[i])[:k]
+        out_scores[i, : len(kept)] = scores[i, kept]
+        out_rows[i, : len(kept)] = rows[i, kept]
+    return out_scores, out_rows
 
 
 def _exact_top_k(base: np.ndarray, queries: np.ndarray, k: int, block: int = 256) -> tuple[np.ndarray, np.ndarray]:

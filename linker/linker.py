@@ -315,6 +315,20 @@ class Linker:
                                        rows)
         return rows
 
+    def remove_names(self, pairs: Iterable[tuple[str, str]]) -> list[int]:
+        """Take (name, concept id) pairs back (an undone curator synonym): from the next call on, no retrieval
+        returns them, no rebuild. Rows keep their places, masked in the table, the tf-idf matrix and the dense
+        indexes; pairs the linker does not hold are skipped. Returns the rows removed."""
+        rows = self.table.remove(pairs)
+        if not rows:
+            return rows
+        self.sparse.mask_rows(rows)
+        if self.index is not None:
+            self.index.mask(rows)
+        if self.first_stage is not None:
+            self.first_stage.index.mask(rows)
+        return rows
+
     @property
     def sparse_weight(self) -> float:
         return self.config.retrieval.sparse_weight

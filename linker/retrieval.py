@@ -209,6 +209,9 @@ class HybridRetriever:
             _, sparse_rows = self.sparse.top_k(queries, m)
             lists.append(sparse_rows)
         rows = _union_rows(lists)  # [n, u], -1 padded
+        if self.table.removed:
+            # Names taken back (Linker.remove_names): the sparse search may still list them with a zero score.
+            rows = np.where(np.isin(rows, np.fromiter(self.table.removed, dtype=np.int64)), -1, rows)
         safe = np.where(rows >= 0, rows, 0)
         dense = np.full(rows.shape, np.nan, dtype=np.float32)
         sparse = np.full(rows.shape, np.nan, dtype=np.float32)

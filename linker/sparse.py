@@ -98,6 +98,16 @@ class SparseEncoder:
             return
         self._set_matrix(sp.vstack([self._names, self.transform(names)], format="csr", dtype=np.float32))
 
+    def mask_rows(self, rows: Sequence[int]) -> None:
+        """Empty the vectors of name rows (an undone curator synonym): they score 0 against every query from
+        now on, and keep their positions, so every other row stays where the table and dense index expect it."""
+        names = self._require_names()
+        for row in rows:
+            if not 0 <= int(row) < names.shape[0]:
+                raise ValueError(f"name row {row} is not indexed ({names.shape[0]} rows)")
+            names.data[names.indptr[int(row)] : names.indptr[int(row) + 1]] = 0.0
+        names.eliminate_zeros()
+
     def _set_matrix(self, m: sp.csr_matrix) -> None:
         self._names = sp.csr_matrix(m, dtype=np.float32)
 
