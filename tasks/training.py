@@ -44,8 +44,11 @@ TIME_LIMIT_S = int(settings.CELERY_TASK_TIME_LIMIT)
 )
 def train_task(self: Any, run_id: int) -> str:
     from webapp.training.execution import run_training
+    from webapp.training.loop import after_run
 
-    return run_training(run_id, task_id=self.request.id or "")
+    state = run_training(run_id, task_id=self.request.id or "")
+    after_run(run_id, state)  # the learning loop: the gate's check of the new index (webapp.training.loop)
+    return state
 
 
 @shared_task(
@@ -58,8 +61,11 @@ def train_task(self: Any, run_id: int) -> str:
 )
 def evaluate_task(evaluation_id: int) -> str:
     from webapp.training.evaluation import run_evaluation
+    from webapp.training.loop import after_evaluation
 
-    return run_evaluation(evaluation_id)
+    state = run_evaluation(evaluation_id)
+    after_evaluation(evaluation_id)  # runs whose gate waited on it are checked again
+    return state
 
 
 @shared_task(

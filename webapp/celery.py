@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from celery.schedules import crontab
 from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
@@ -18,6 +19,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 # The beat's sweeps: the slow path behind the workers' own 5 s stale-run thread (webapp.training.sweeper) and
 # the lost-message sweep of queued jobs (webapp.core.sweep).
 SWEEP_EVERY_S = 60.0
+# When the nightly retrain runs (UTC, the settings' TIME_ZONE): after a working day's decisions.
+NIGHTLY_RETRAIN_HOUR = 2
 
 app = Celery("workbench")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -26,6 +29,7 @@ app.conf.task_queues = (Queue("default"), Queue("gpu"))
 app.conf.task_routes = {
     "tasks.training.sweep_stale_runs": {"queue": "default"},
     "tasks.jobs.*": {"queue": "default"},
+    "tasks.loop.*": {"queue": "default"},
     "tasks.training.*": {"queue": "gpu"},
     "tasks.indexing.*": {"queue": "gpu"},
 }
@@ -41,7 +45,19 @@ app.conf.beat_schedule = {
         "schedule": SWEEP_EVERY_S,
         "options": {"queue": "default", "expires": SWEEP_EVERY_S},
     },
+    # The learning loop (webapp.training.loop): retrain policies with nightly runs, and the promotion gate's
+    # checks whose message was lost.
+    "nightly-retrain": {
+        "task": "tasks.loop.nightly_retrain_task",
+        "schedule": crontab(hour=NIGHTLY_RETRAIN_HOUR, minute=0),
+        "options": {"queue": "default", "expires": 3600},
+    },
+    "recheck-promotion-gates": {
+        "task": "tasks.loop.recheck_gates_task",
+        "schedule": 5 * SWEEP_EVERY_S,
+        "options": {"queue": "default", "expires": 5 * SWEEP_EVERY_S},
+    },
 }
 # Explicit task modules: the tasks package sits outside the Django apps, so autodiscovery would miss it.
 app.conf.include = ["tasks.health", "tasks.imports", "tasks.indexing", "tasks.curation", "tasks.detection", "tasks.training",
-                    "tasks.jobs"]
+                    "tasks.jobs", "tasks.loop"]

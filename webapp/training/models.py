@@ -609,6 +609,7 @@ class RetrainPolicy(models.Model):
     decisions_seen = models.PositiveIntegerField(default=0, help_text="The dictionary's decision count when the last run was queued.")
     last_triggered_at = models.DateTimeField(null=True, blank=True)
     last_run = models.ForeignKey(TrainingRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    last_error = models.TextField(blank=True, help_text="Why the last trigger queued no run (empty: it did).")
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -40,6 +40,7 @@ from django.utils import timezone
 from linker.text import normalize
 from webapp.corpus.models import Link, Mention
 from webapp.curation.models import DECIDED_STATUSES, OPEN_STATUSES, Decision, HardNegative
+from webapp.training.loop import after_decision
 from webapp.training.registry import add_curator_synonym, add_curator_synonyms
 from webapp.vocab.models import Concept, DictionaryVersion, Name
 
@@ -166,6 +167,8 @@ def decide(
     propagated: list[Decision] = []
     if twins:
         propagated = _apply_to_twins(twins, action, decision.concept, user, batch)
+    # The learning loop: once committed, the dictionary's decisions may have reached its retrain policy's threshold.
+    transaction.on_commit(functools.partial(after_decision, mention.document.collection.dictionary_id))
     return Outcome(decision, propagated, skipped, decisions[1:])
 
 
