@@ -394,6 +394,36 @@ def evaluate_main(
     return metrics
 
 
+def calibrate_main(
+    artifact: str | Path, gold_files: Sequence[str | Path], mention_types: set[str] | None = None, k: int = 20,
+    nil_file: str | Path | None = None,
+) -> dict[str, Any]:
+    """Fit the artifact's confidence calibration (:mod:`linker.calibration`) on PubTator gold mentions (a held-out
+    set, never the training data) and, optionally, mentions known to have no concept (a file of one mention a
+    line): writes ``calibration.json`` into the artifact and returns its figures."""
+    from linker.calibration import fit_calibration, labelled_examples, nil_examples, reliability
+    from linker.protocol import build_eval_set
+
+    linker = Linker.load(artifact, strict_rerank=True)
+    docs = _read_docs(gold_files)
+    eval_set = build_eval_set(docs, linker.table, linker.preprocessor, mention_types)
+    queries = [m.queries for m in eval_set]
+    if linker.reranker is not None:
+        ranked = _link_in_context(linker, eval_set, {d.pmid: d.text for d in docs}, k)
+    else:
+        ranked = linker.link_queries(queries, k)
+    examples = labelled_examples(queries, ranked, [m.gold_parts for m in eval_set], linker.preprocessor.normalize)
+    if nil_file is not None:
+        texts = [line.strip() for line in Path(nil_file).read_text(encoding="utf-8").splitlines() if line.strip()]
+        nil_queries = linker.queries_for(texts)
+        examples += nil_examples(nil_queries, linker.link_queries(nil_queries, k), linker.preprocessor.normalize)
+    calibration = fit_calibration(examples)
+    calibration.save(artifact)
+    probs = [calibration.probability(e.features) for e in examples]
+    return {"artifact": str(artifact), "nil_threshold": calibration.nil_threshold, **calibration.fitted_on,
+            **{f"fit_{key}": value for key, value in reliability(probs, [e.right for e in examples]).items()}}
+
+
 def _link_with_mode(linker: Linker, queries: list[list[str]], k: int, mode: Mode) -> list[list[list[Any]]]:
     flat = [q for parts in queries for q in parts]
     ranked = linker.retriever.retrieve(flat, k, mode=mode)
@@ -418,20 +448,35 @@ def link_main(artifact: str | Path, inputs: Sequence[str | Path], output: TextIO
         if "|t|" in head:
             for doc in iter_pubtator(path):
                 spans = [MentionSpan(m.text, m.start, m.end) for m in doc.mentions]
-                for m, linked in zip(doc.mentions, linker.link_in_context(spans, doc.text, k), strict=True):
-                    n_parts = max((c.part for c in linked.candidates), default=0) + 1
+                queries = linker.queries_for([m.text for m in doc.mentions], doc.text)
+                linked_all = linker.link_in_context(spans, doc.text, k, queries=queries)
+                nested = [[[c for c in linked.candidates if c.part == p] for p in range(len(qs))]
+                          for qs, linked in zip(queries, linked_all, strict=True)]
+                confidences = linker.confidences(queries, nested)
+                for m, linked, parts, confidence in zip(doc.mentions, linked_all, nested, confidences, strict=True):
                     rec = {"pmid": doc.pmid, "start": m.start, "end": m.end, "mention": m.text,
                            "ranked_by": linked.ranked_by,
                            "mention_known_types": linked.mention_known_types,
-                           "parts": [[c._asdict() for c in linked.candidates if c.part == p] for p in range(n_parts)]}
+                           **_confidence_fields(linker, confidence),
+                           "parts": [[c._asdict() for c in part] for part in parts]}
                     output.write(json.dumps(rec) + "\n")
                     written += 1
         else:
             lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
-            for text, parts in zip(lines, linker.link_parts(lines, None, k), strict=True):
-                output.write(json.dumps({"mention": text, "parts": [[c._asdict() for c in p] for p in parts]}) + "\n")
+            queries = linker.queries_for(lines)
+            ranked = linker.link_queries(queries, k)
+            for text, parts, confidence in zip(lines, ranked, linker.confidences(queries, ranked), strict=True):
+                output.write(json.dumps({"mention": text, **_confidence_fields(linker, confidence),
+                                         "parts": [[c._asdict() for c in p] for p in parts]}) + "\n")
                 written += 1
     return written
+
+
+def _confidence_fields(linker: Linker, confidence: float | None) -> dict[str, Any]:
+    """A calibrated linker's verdict on a mention: its top-1 confidence and whether it says "no concept"."""
+    if confidence is None or linker.calibration is None:
+        return {}
+    return {"confidence": round(confidence, 4), "nil": linker.calibration.says_nil(confidence)}
 
 
 def _train_config(args: argparse.Namespace) -> BioSynRecipeConfig:
@@ -646,6 +691,12 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--mode", choices=["hybrid", "dense", "sparse"])
     e.add_argument("--no-rerank", action="store_true", help="score the retriever alone even with a re-ranker")
 
+    ca = sub.add_parser("calibrate", help="fit an artifact's top-1 confidence (and NIL threshold) on held-out gold")
+    ca.add_argument("--artifact", required=True)
+    ca.add_argument("--gold", nargs="+", required=True, help="PubTator files with gold mentions (not the training data)")
+    ca.add_argument("--mention-types")
+    ca.add_argument("--nil", help="a file of mentions that have no concept, one a line (teaches the NIL threshold)")
+
     li = sub.add_parser("link", help="link mentions of PubTator or one-mention-a-line files -> JSON lines")
     li.add_argument("--artifact", required=True)
     li.add_argument("inputs", nargs="+")
@@ -705,6 +756,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open(args.out, "w", encoding="utf-8") as fh:
             result = detect_main(args.inputs, fh, args.tagger, args.dictionary, args.dictionary_format, args.rule,
                                  args.batch_size, args.device)
+    elif args.command == "calibrate":
+        result = calibrate_main(args.artifact, args.gold, _types(args.mention_types), nil_file=args.nil)
     elif args.command == "evaluate":
         result = evaluate_main(args.artifact, args.eval, _types(args.mention_types), args.mode,
                                rerank=not args.no_rerank)

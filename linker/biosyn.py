@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,15 +42,22 @@ __all__ = ["BioSynModel", "BioSynTask", "TrainingQuery", "train_biosyn", "make_t
 class TrainingQuery:
     text: str  # normalised mention (one composite part)
     concept_ids: frozenset[str]  # primary ids of the table; any of them is a positive
+    # Primary ids a curator rejected for this text (hard negatives); never one of concept_ids.
+    negatives: frozenset[str] = frozenset()
 
 
 def make_training_queries(
-    pairs: Sequence[tuple[str, str]], table: NameTable, dedupe: bool = True
+    pairs: Sequence[tuple[str, str]], table: NameTable, dedupe: bool = True,
+    negatives: Iterable[tuple[str, str]] = (),
 ) -> list[TrainingQuery]:
     """(normalised query, concept id) pairs -> training queries with ids resolved to the table's primaries.
 
-    Pairs whose id does not resolve are dropped (they can have no positive candidate).
+    Pairs whose id does not resolve are dropped (they can have no positive candidate). ``negatives`` are
+    (normalised text, rejected concept id) pairs: each query of that text carries them, except a concept that
+    is also a positive of the query (two curators disagreeing: the link wins). A negative whose text is no
+    training query teaches nothing here (there is no positive to rank above it).
     """
+    rejected = rejected_by_text(negatives, table)
     out: list[TrainingQuery] = []
     seen: set[tuple[str, frozenset[str]]] = set()
     for text, raw_id in pairs:
@@ -61,8 +68,19 @@ def make_training_queries(
         if dedupe and key in seen:
             continue
         seen.add(key)
-        out.append(TrainingQuery(text, ids))
+        out.append(TrainingQuery(text, ids, rejected.get(text, frozenset()) - ids))
     return out
+
+
+def rejected_by_text(negatives: Iterable[tuple[str, str]], table: NameTable) -> Mapping[str, frozenset[str]]:
+    """(normalised text, concept id) hard negatives -> text -> the primary ids rejected for it."""
+    out: dict[str, set[str]] = {}
+    for text, raw_id in negatives:
+        for part in raw_id.split("+"):
+            primary = table.resolve_id(part)
+            if primary and text:
+                out.setdefault(text, set()).add(primary)
+    return {text: frozenset(ids) for text, ids in out.items()}
 
 
 class BioSynModel(nn.Module):
@@ -86,6 +104,7 @@ class _EpochData:
     name_vectors: np.ndarray | None  # reserved: [N, h] dictionary vectors of the epoch
     sparse: np.ndarray  # [q, k] tf-idf scores
     targets: np.ndarray  # [q, k] bool
+    negatives: np.ndarray  # [q, k] bool: a curator rejected the candidate's concept for the query
 
 
 class BioSynTask:
@@ -107,7 +126,7 @@ class BioSynTask:
         self.sparse = sparse
         self.queries = list(queries)
         self.config = config
-        self.loss_fn = SynonymMarginalLoss()
+        self.loss_fn = SynonymMarginalLoss(config.negative_weight)
         self._texts = [q.text for q in self.queries]
         self._concepts = np.asarray(table.concept_ids, dtype=object)
         self._sparse_top: np.ndarray | None = None
@@ -180,18 +199,49 @@ class BioSynTask:
             cands[i, : len(row)] = row
         return cands, names
 
+    def with_hard_negatives(self, cands: np.ndarray) -> tuple[np.ndarray, int]:
+        """``cands`` with every query's rejected concepts in its candidate set: a concept retrieval did not
+        bring replaces the lowest-ranked candidate that is neither a positive nor rejected, by the name of that
+        concept closest to the query in tf-idf. Returns the rows and how many candidates were brought in."""
+        out = cands.copy()
+        brought = 0
+        for i, q in enumerate(self.queries):
+            if not q.negatives:
+                continue
+            present = {str(c) for c in self._concepts[out[i]]}
+            missing = sorted(q.negatives - present)
+            if not missing:
+                continue
+            free = [j for j in range(out.shape[1] - 1, -1, -1)
+                    if self._concepts[out[i, j]] not in q.concept_ids and self._concepts[out[i, j]] not in q.negatives]
+            for cid, j in zip(missing, free, strict=False):
+                rows = np.asarray(self.table.concept_names(cid), dtype=np.int64)
+                if not len(rows):
+                    continue
+                best = rows[int(np.argmax(self.sparse.score([q.text], rows[None, :])[0]))] if len(rows) > 1 else rows[0]
+                out[i, j] = int(best)
+                brought += 1
+        return out, brought
+
     def prepare_epoch(self, epoch: int, device: torch.device) -> list[np.ndarray]:
         cands, names = self.retrieve_candidates(device)
+        cands, brought = self.with_hard_negatives(cands)
         sparse = self.sparse.score(self._texts, cands).astype(np.float32)
         cand_concepts = self._concepts[cands]
         targets = np.array(
             [[c in q.concept_ids for c in row] for q, row in zip(self.queries, cand_concepts, strict=True)],
             dtype=bool,
-        )
-        self._data = _EpochData(cands, None, sparse, targets)
+        ).reshape(cands.shape)
+        negatives = np.array(
+            [[c in q.negatives for c in row] for q, row in zip(self.queries, cand_concepts, strict=True)],
+            dtype=bool,
+        ).reshape(cands.shape)
+        self._data = _EpochData(cands, None, sparse, targets, negatives)
         self._metrics = {
             "candidate_recall": float(targets.any(1).mean()) if len(targets) else 0.0,
             "sparse_weight": float(self.model.sparse_weight.detach()),
+            "hard_negatives": float(negatives.sum()),
+            "hard_negatives_brought_in": float(brought),
         }
         order = list(range(len(self.queries)))
         random.Random(self.config.seed + epoch).shuffle(order)
@@ -226,8 +276,9 @@ class BioSynTask:
             c = vectors[b:][inv]  # [b, k, h]
         sparse = torch.as_tensor(data.sparse[batch], device=device)  # [b, k]
         targets = torch.as_tensor(data.targets[batch], device=device)  # [b, k]
+        negatives = torch.as_tensor(data.negatives[batch], device=device)  # [b, k]
         scores = self.model.score(q, c, sparse)
-        return self.loss_fn(scores, targets), b
+        return self.loss_fn(scores, targets, negatives), b
 
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)

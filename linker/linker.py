@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from linker.calibration import Calibration
 from linker.data import ConceptRecord, PubTatorDocument
 from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
@@ -122,6 +123,8 @@ class Linker:
                                          concept_prior, self.first_stage)
         self.reranker: Reranker | None = None
         self.reranker_problem: str | None = None  # why the artifact's re-ranker was refused, if it was
+        # P(top-1 right) and the NIL threshold, fitted after training (linker.calibration); None: uncalibrated.
+        self.calibration: Calibration | None = None
 
     @property
     def concept_prior(self) -> dict[str, float]:
@@ -296,6 +299,17 @@ class Linker:
                 head.mention_known_types if head else []))
         return out
 
+    def confidences(
+        self, queries: Sequence[Sequence[str]], ranked: Sequence[Sequence[Sequence[Candidate]]]
+    ) -> list[float | None]:
+        """Each mention's calibrated probability that its top-1 (every part's) is right, from its normalised
+        queries and ranked candidates per part; None for each when the linker has no calibration."""
+        if self.calibration is None:
+            return [None] * len(queries)
+        calibration = self.calibration
+        return [calibration.confidence(list(zip(qs, parts, strict=False)), self.preprocessor.normalize)
+                for qs, parts in zip(queries, ranked, strict=True)]
+
     def _homonyms(self, candidate: Candidate) -> tuple[str, ...]:
         return tuple(cid for cid in self.table.concepts_named(candidate.name) if cid != candidate.concept_id)
 
@@ -359,6 +373,8 @@ class Linker:
         (folder / "prior.json").write_text(json.dumps(self.concept_prior, sort_keys=True) + "\n")
         if self.reranker is not None:
             self.reranker.save(folder / "rerank", self.table)
+        if self.calibration is not None:
+            self.calibration.save(folder)
 
     @classmethod
     def load(cls, folder: str | Path, quantize: bool | None = None, strict_rerank: bool = False) -> Linker:
@@ -385,6 +401,7 @@ class Linker:
         prior_path = folder / "prior.json"
         prior = json.loads(prior_path.read_text()) if prior_path.exists() else None
         linker = cls(table, sparse, encoder, index, config, payload.get("metadata"), prior, first_stage)
+        linker.calibration = Calibration.load(folder)
         if (folder / "rerank").exists():
             try:
                 linker.reranker = Reranker.load(folder / "rerank", encoder, table)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
@@ -17,14 +19,29 @@ class SynonymMarginalLoss(nn.Module):
     among their candidates (a mention with none gives no gradient; BioSyn's code masks it the same way,
     and iterative re-retrieval brings positives in later epochs).
 
+    Curators' hard negatives (the workbench's addition): a candidate whose concept a curator rejected for
+    this mention counts ``negative_weight`` times in the softmax's denominator (its logit raised by
+    log(weight)), as if it were retrieved that many times, so the gradient that pushes it down is that many
+    times stronger. With no negatives (or weight 1) the loss is the paper's.
+
     Inputs:
-        scores  [b, k] float: S(m, n) for each mention and candidate
-        targets [b, k] bool or {0, 1}: 1 where the candidate's concept is the mention's gold concept
+        scores    [b, k] float: S(m, n) for each mention and candidate
+        targets   [b, k] bool or {0, 1}: 1 where the candidate's concept is the mention's gold concept
+        negatives [b, k] bool, optional: 1 where a curator rejected the candidate's concept for the mention
     Returns a scalar.
     """
 
-    def forward(self, scores: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    def __init__(self, negative_weight: float = 2.0) -> None:
+        super().__init__()
+        if negative_weight < 1.0:
+            raise ValueError(f"negative_weight must be at least 1, not {negative_weight}")
+        self.negative_weight = negative_weight
+
+    def forward(self, scores: torch.Tensor, targets: torch.Tensor, negatives: torch.Tensor | None = None) -> torch.Tensor:
         targets = targets.bool()  # [b, k]
+        if negatives is not None and self.negative_weight != 1.0:
+            boost = negatives.bool() & ~targets  # [b, k]; a concept both chosen and rejected stays a positive
+            scores = scores + boost.to(scores.dtype) * math.log(self.negative_weight)
         log_probs = torch.log_softmax(scores, dim=-1)  # [b, k]
         positive = log_probs.masked_fill(~targets, float("-inf"))  # [b, k]
         log_marginal = torch.logsumexp(positive, dim=-1)  # [b]

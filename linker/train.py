@@ -96,6 +96,9 @@ class BioSynConfig(TrainerConfig):
     reencode_batch_size: int = 512
     quantized_reencode: bool = False  # full scope on CPU: re-retrieval with an int8 copy of the encoder
     dedupe_queries: bool = True  # identical (query, concept) training pairs are one example
+    # Curators' hard negatives: a concept rejected for a training query is put into its candidate set every
+    # epoch (if retrieval did not bring it) and counts this many times in the softmax (SynonymMarginalLoss).
+    negative_weight: float = 2.0
 
 
 @dataclass

@@ -37,6 +37,8 @@ class TrainingInputs:
     out: Path
     base_model: str | Path | None = None  # a local Hugging Face folder; None: the default base model
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # Curators' hard negatives for the name encoders (BioSyn): (normalised text, concept id rejected for it).
+    negative_pairs: Sequence[tuple[str, str]] = ()
     # For methods that read mentions in their context (LATTE): the annotated documents (gold mentions and
     # curators' accepted or relinked links as GoldMentions), their mention types to keep (None: all), the
     # concepts curators rejected per (document id, start, end) as hard negatives, each concept's known types,

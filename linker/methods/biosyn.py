@@ -127,6 +127,8 @@ def _settings(inputs: TrainingInputs, cfg: BioSynRecipeConfig, encoder: Transfor
     """What was trained with what: the head of the report."""
     return dict(inputs.metadata) | {
         "training_pairs": len(inputs.pairs),
+        "hard_negative_pairs": len(inputs.negative_pairs),
+        "negative_weight": cfg.biosyn.negative_weight,
         "base_model": str(encoder.model_path),
         "train_scope": cfg.scope,
         "scope": cfg.scope,  # the name bench/linking.py reads
@@ -153,12 +155,14 @@ def _biosyn(
     callbacks.phase("biosyn")
     t0 = time.perf_counter()
     sparse = SparseEncoder().fit(inputs.table.names)
-    queries = make_training_queries(inputs.pairs, inputs.table, dedupe=cfg.biosyn.dedupe_queries)
+    queries = make_training_queries(inputs.pairs, inputs.table, dedupe=cfg.biosyn.dedupe_queries,
+                                    negatives=inputs.negative_pairs)
     if cfg.max_queries:
         queries = queries[: cfg.max_queries]
     if not queries:
         raise ValueError("no training query resolves to a concept of the dictionary")
     report["training_queries"] = len(queries)
+    report["queries_with_hard_negatives"] = sum(1 for q in queries if q.negatives)
     model, history = train_biosyn(encoder, inputs.table, sparse, queries, cfg.biosyn,
                                   checkpoint_dir=folder / "checkpoints", on_step=callbacks.on_step,
                                   on_epoch_end=callbacks.on_epoch_end, device=cfg.device)

@@ -1,7 +1,8 @@
 """The dataset builder: a run's training snapshot from gold links and curator decisions.
 
 Pairs come from the gold links of the chosen collections and from curator accepts and relinks made up to the
-run's ``snapshot_at`` (undone ones excluded); rejected candidates are kept as hard negatives. The snapshot is
+run's ``snapshot_at`` (undone ones excluded); rejected candidates are kept as hard negatives, which BioSyn
+puts into the candidate sets of their texts and weighs up in its loss (:class:`linker.losses.SynonymMarginalLoss`). The snapshot is
 written once, as :class:`TrainingExample` rows, so it records which decisions trained which model.
 :func:`training_inputs` turns it into the linker recipe's plain inputs.
 """
@@ -139,6 +140,7 @@ def training_inputs(run: TrainingRun, table: NameTable, examples: list[TrainingE
     curated = [ex.concept_id for ex in positives if ex.source == TrainingExample.Source.CURATOR]
     return TrainingInputs(
         table=table, pairs=[(ex.text, ex.concept_id) for ex in positives],
+        negative_pairs=[(ex.text, ex.concept_id) for ex in examples if ex.negative],
         concept_counts=prior_counts(docs, table, curated=curated), out=out, base_model=run.base_model or None,
         metadata={"training_run": run.pk},
     )
