@@ -1,6 +1,6 @@
 from django.urls import path
 
-from webapp.training import model_views, views
+from webapp.training import loop_views, model_views, views
 
 app_name = "training"
 urlpatterns = [
@@ -15,6 +15,7 @@ urlpatterns = [
     path("indexes/<int:pk>/cancel/", model_views.index_cancel, name="index-cancel"),
     path("collections/<slug:slug>/linking/", model_views.collection_linking_note, name="collection-linking"),
     path("models/", model_views.model_list, name="models"),
+    path("loop/<slug:slug>/", loop_views.loop_settings, name="loop"),
     path("detectors/<int:pk>/activate/", model_views.detector_activate, name="detector-activate"),
     path("detectors/<int:pk>/retire/", model_views.detector_retire, name="detector-retire"),
     path("models/word-vectors/upload/", model_views.word_vectors_upload, name="upload-word-vectors"),

@@ -24,10 +24,12 @@ from webapp.training.forms import StartRunForm
 from webapp.training.held_out import index_overlap, run_overlap, trained_collections
 from webapp.training.hierarchy_inputs import run_dictionaries
 from webapp.training.hierarchy_report import hierarchy_report
+from webapp.training.loop import GateRefused, promote_through_gate
+from webapp.training.loop_views import loop_rows, refusal_message
 from webapp.training.models import DetectorVersion, Evaluation, IndexVersion, TrainingRun, WordVectorModel
 from webapp.training.param_table import parameter_rows
 from webapp.training.runs import cancel_run, start_run
-from webapp.training.services import ActivationError, promote_index
+from webapp.training.services import ActivationError
 from webapp.training.word_vectors import encoder_scores
 from webapp.training.workers import device_text, placement
 from webapp.vocab.models import Dictionary
@@ -141,7 +143,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
             .prefetch_related("collections"))
     rows = [(run, run.metrics.get("acc@1"), run.metrics.get("acc@5"),
              run.eval_collection_id in {c.pk for c in run.collections.all()}) for run in runs[:200]]
-    return render(request, "training/run_list.html", {"rows": rows})
+    return render(request, "training/run_list.html", {"rows": rows, "loop_rows": loop_rows()})
 
 
 @require_http_methods(["GET", "POST"])
@@ -245,8 +247,10 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @admin_required
 def index_promote(request: HttpRequest, pk: int) -> HttpResponse:
     index = get_object_or_404(IndexVersion, pk=pk)
-    try:
-        index = promote_index(index.pk)
+    try:  # below its dictionary's promotion gate an index is refused, with the gate's reasons (webapp.training.loop)
+        index, _ = promote_through_gate(index.pk, user=request.user)
+    except GateRefused as exc:
+        messages.error(request, refusal_message(index.label, exc))
     except ActivationError as exc:
         messages.error(request, str(exc))
     else:
