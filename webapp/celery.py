@@ -60,4 +60,4 @@ app.conf.beat_schedule = {
 }
 # Explicit task modules: the tasks package sits outside the Django apps, so autodiscovery would miss it.
 app.conf.include = ["tasks.health", "tasks.imports", "tasks.indexing", "tasks.curation", "tasks.detection", "tasks.training",
-                    "tasks.jobs", "tasks.loop"]
+                    "tasks.jobs", "tasks.loop", "tasks.releases"]

@@ -84,6 +84,10 @@ class ImportRequestSerializer(serializers.Serializer):
     path = serializers.CharField(max_length=1000)
     slug = serializers.SlugField(help_text="Dictionary slug (kind=dictionary) or collection slug (kind=documents).")
     title = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    release = serializers.CharField(
+        required=False, allow_blank=True, max_length=120,
+        help_text="For a dictionary: the release's label (default: from the file's header, else its name and checksum).",
+    )
     dictionary = serializers.SlugField(required=False, help_text="For documents: resolve gold ids in this dictionary.")
     format = serializers.ChoiceField(
         choices=[(f.name, f.label) for f in FORMATS.values()], default="pubtator",
@@ -121,8 +125,12 @@ class DictionaryUploadSerializer(serializers.Serializer):
     """Input of POST /api/dictionaries/upload/: the file goes to the shared artifact volume, a worker imports it."""
 
     file = serializers.FileField()
-    slug = serializers.SlugField(max_length=64)
+    slug = serializers.SlugField(max_length=64, help_text="The dictionary; an existing one gets the file as a new release.")
     title = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    release = serializers.CharField(
+        required=False, allow_blank=True, max_length=120,
+        help_text="The release's label (default: from the file's header, else its name and checksum).",
+    )
 
 
 # --- collections and documents -------------------------------------------------------------------------

@@ -11,8 +11,11 @@ after commit (:func:`add_curator_synonym`); other processes learn of it here: be
 scan, nearly always empty, at most once per ``RECHECK_SECONDS``). A fresh index build reads curator names from
 the database anyway.
 
-An index cannot forget a name: a synonym removed by an undo stays findable in loaded indexes until the next
-build or restart (its concept is still right for that string's curator, just no longer recorded).
+An undo takes its synonym back the same way: this process's index forgets it after the undo commits
+(:func:`forget_curator_synonym`, :meth:`linker.linker.Linker.remove_names`), and the undo leaves a
+:class:`webapp.vocab.models.RemovedName` row that other processes read on their next lookup. A name is only taken
+out of an index when no other name of the concept has the same normalised form (a dictionary name "Colon cancer"
+and a curator's "colon cancer" are one row of the index).
 """
 
 from __future__ import annotations
@@ -23,12 +26,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from django.db import transaction
+
 from linker.linker import Linker
+from linker.text import normalize
 from webapp.training.models import IndexVersion
-from webapp.vocab.models import DictionaryVersion, Name
+from webapp.vocab.models import DictionaryVersion, Name, RemovedName
 
 __all__ = ["ActiveLinker", "RECHECK_SECONDS", "add_curator_synonym", "add_curator_synonyms", "forget_all", "get_active_linker",
-           "load_linker"]
+           "load_linker", "forget_curator_synonym", "remove_curator_synonyms"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +56,7 @@ class _Watermark:
     """How far this process has read the curator names of one loaded index."""
 
     last_name_pk: int | None = None  # None: this process has not looked yet
+    last_removed_pk: int = 0  # the newest RemovedName applied (set at the first look)
     checked_at: float = 0.0  # time.monotonic() of the last look
     names_added: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -83,6 +90,35 @@ def add_curator_synonyms(dictionary_slug: str, pairs: Sequence[tuple[str, str]])
     with mark.lock:
         added = active.linker.add_names(pairs)
         mark.names_added += len(added)
+
+
+def forget_curator_synonym(name: Name) -> None:
+    """Record that an undo deletes the curator synonym ``name`` (call before deleting it, in the undo's transaction):
+    a RemovedName row for the other processes, and this process's live index forgets it once the undo commits."""
+    version_id, text, concept_id = name.concept.version_id, name.text, name.concept.concept_id
+    RemovedName.objects.create(version_id=version_id, concept_id=concept_id, text=text)
+    transaction.on_commit(lambda: remove_curator_synonyms(version_id, [(text, concept_id)]))
+
+
+def remove_curator_synonyms(dictionary_version_id: int, pairs: Sequence[tuple[str, str]]) -> None:
+    """Take (text, concept id) curator synonyms of a dictionary version out of this process's live index, when the
+    active index serves that version (an index of another release keeps its own copy of a carried synonym)."""
+    slug = DictionaryVersion.objects.filter(pk=dictionary_version_id).values_list("dictionary__slug", flat=True).first()
+    active = _active_index(slug) if slug is not None else None
+    if active is None or active.dictionary_version.pk != dictionary_version_id or not pairs:
+        return
+    mark = _mark(active.index_version_id)
+    with mark.lock:
+        _remove(active, pairs)
+
+
+def _remove(active: ActiveLinker, pairs: Sequence[tuple[str, str]]) -> None:
+    """Remove the pairs no name of the database still gives (the same normalised form on the same concept)."""
+    gone = [(text, cid) for text, cid in pairs if not Name.objects.filter(
+        concept__version=active.dictionary_version, concept__concept_id=cid, normalized=normalize(text)).exists()]
+    removed = active.linker.remove_names(gone)
+    if removed:
+        log.info("index %s: %d curator synonym(s) taken back live", active.index_version_id, len(removed))
 
 
 def load_linker(index: IndexVersion) -> Linker:
@@ -136,16 +172,25 @@ def _catch_up_synonyms(active: ActiveLinker) -> None:
     with mark.lock:
         mark.checked_at = time.monotonic()
         names = Name.objects.filter(source=Name.Source.CURATOR, concept__version=active.dictionary_version)
+        removals = RemovedName.objects.filter(version=active.dictionary_version)
         if mark.last_name_pk is None:
             # First look in this process: curator names the build may have missed (made while or after it ran).
             built = IndexVersion.objects.filter(pk=active.index_version_id).values_list("created_at", flat=True).get()
             names = names.filter(created_at__gte=built)
+            removals = removals.filter(removed_at__gte=built)
             mark.last_name_pk = Name.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+            mark.last_removed_pk = RemovedName.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
         else:
             names = names.filter(pk__gt=mark.last_name_pk)
+            removals = removals.filter(pk__gt=mark.last_removed_pk)
+        taken_back = list(removals.order_by("pk").values_list("pk", "text", "concept_id"))
         rows = list(names.order_by("pk").values_list("pk", "text", "concept__concept_id"))
         if rows:
             mark.last_name_pk = max(mark.last_name_pk or 0, rows[-1][0])
             added = active.linker.add_names([(text, cid) for _, text, cid in rows])
             mark.names_added += len(added)
             log.info("index %s: %d curator synonym(s) added live", active.index_version_id, len(added))
+        if taken_back:
+            # After the additions: a name removed and made again since the last look is in the database, and stays.
+            mark.last_removed_pk = max(mark.last_removed_pk, taken_back[-1][0])
+            _remove(active, [(text, cid) for _, text, cid in taken_back])

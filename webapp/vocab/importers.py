@@ -116,6 +116,12 @@ def import_dictionary(
         version.name_count = writer.report.names
         version.edge_count = writer.report.edges
         version.save(update_fields=["concept_count", "name_count", "edge_count"])
+        if dictionary.versions.exclude(pk=version.pk).exists():
+            # A new release beside older ones: curator synonyms carried over and an index queued for it, on a
+            # worker once this commits (webapp.vocab.releases).
+            from webapp.vocab.releases import queue_carry_over
+
+            queue_carry_over(version)
 
     # Fresh statistics for the planner: right after a large import PostgreSQL would otherwise pick a
     # sequential scan over the trigram index for concept search (seen: 535 ms instead of 20-60 ms).

@@ -151,3 +151,51 @@ class HierarchyEdge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.child_id} {self.relation} {self.parent_id}"
+
+
+class ReleaseCarryOver(models.Model):
+    """What carrying curator work over to a new release did (:func:`webapp.vocab.releases.carry_over`).
+
+    One row per new release, written by the worker after the import commits and again each time the carry-over
+    is run (it is idempotent): curator synonyms of the previous release copied to the surviving concepts, and
+    how many synonyms and curated links name a concept that did not survive (listed on the diff page).
+    """
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    version = models.OneToOneField(DictionaryVersion, on_delete=models.CASCADE, related_name="carry_over")
+    previous = models.ForeignKey(
+        DictionaryVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The release the curator work came from (the one before, or the active index's).",
+    )
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    synonyms_carried = models.PositiveIntegerField(default=0, help_text="Curator synonyms copied to the new release.")
+    synonyms_present = models.PositiveIntegerField(default=0, help_text="Already names of the surviving concept.")
+    synonyms_to_review = models.PositiveIntegerField(default=0, help_text="Their concept did not survive.")
+    links_to_review = models.PositiveIntegerField(default=0, help_text="Curated links to a concept that did not survive.")
+    index_message = models.TextField(blank=True, help_text="The index build queued for the release, or why none was.")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"carry-over to {self.version}"
+
+
+class RemovedName(models.Model):
+    """A curator synonym taken back by an undo, so that every process's live index forgets it too.
+
+    The process that undid it removes the name from its own index after commit; the others read these rows
+    (newer than the last they saw) when they next hand out the linker (:mod:`webapp.training.registry`).
+    """
+
+    version = models.ForeignKey(DictionaryVersion, on_delete=models.CASCADE, related_name="+")
+    concept_id = models.CharField(max_length=100)
+    text = models.TextField()
+    removed_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.text} -/- {self.concept_id}"

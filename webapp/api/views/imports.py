@@ -57,7 +57,7 @@ class ImportJobViewSet(RejectNulMixin, mixins.CreateModelMixin, mixins.RetrieveM
         if not readable:
             raise ValidationError({"path": [f"{v['path']} is not a readable file"]})
         if v["kind"] == ImportJob.Kind.DICTIONARY:
-            params = {"dictionary_slug": v["slug"], "title": v.get("title") or None}
+            params = {"dictionary_slug": v["slug"], "title": v.get("title") or None, "release": v.get("release") or None}
         else:
             params = {"collection_slug": v["slug"], "title": v.get("title") or None, "dictionary_slug": v.get("dictionary"),
                       "format": v["format"]}
@@ -88,8 +88,8 @@ class DictionaryUploadView(RejectNulMixin, GenericAPIView):
         folder = new_upload_folder()
         try:
             path = save_upload(v["file"], folder)
-            job = queue_import(ImportJob.Kind.DICTIONARY, path, {"dictionary_slug": v["slug"], "title": v.get("title") or None},
-                               user=request.user)
+            params = {"dictionary_slug": v["slug"], "title": v.get("title") or None, "release": v.get("release") or None}
+            job = queue_import(ImportJob.Kind.DICTIONARY, path, params, user=request.user)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise

@@ -15,6 +15,7 @@ from webapp.core.roles import is_admin
 from webapp.corpus.models import Document, Link, Mention
 from webapp.curation.models import Decision
 from webapp.curation.services.decisions import Action, Conflict, CurationError
+from webapp.training.registry import forget_curator_synonym
 from webapp.vocab.models import Name
 
 
@@ -81,7 +82,10 @@ def _restore(decision: Decision, mention: Mention) -> None:
             .exists()
         )
         if not still_needed:
-            Name.objects.filter(pk=decision.synonym_id, source=Name.Source.CURATOR).delete()
+            name = Name.objects.filter(pk=decision.synonym_id, source=Name.Source.CURATOR).select_related("concept").first()
+            if name is not None:
+                forget_curator_synonym(name)  # the live indexes stop returning it once this commits
+                name.delete()
     mention.status = decision.previous_status or Mention.Status.PENDING
     mention.save(update_fields=["status", "updated_at"])
 
