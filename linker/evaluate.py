@@ -9,14 +9,18 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import rankdata, spearmanr
 
 __all__ = [
     "PRIMARY_METRIC",
+    "MentionOutcome",
     "mention_rank",
+    "mention_outcomes",
     "evaluate_linking",
+    "mcnemar_p",
     "mean_average_precision",
     "spearman",
     "roc_auc",
@@ -44,6 +48,33 @@ def mention_rank(gold_parts: Sequence[frozenset[str]], ranked_parts: Sequence[Se
                 break
         worst = max(worst, rank)
     return worst
+
+
+@dataclass(frozen=True)
+class MentionOutcome:
+    """What a linker did with one mention: its first candidate per part, and the rank at which every part is right
+    (None: some part's gold is not in its ranked list)."""
+
+    top1: tuple[str | None, ...]
+    rank: int | None
+
+    @property
+    def correct(self) -> bool:
+        return self.rank == 1
+
+
+def mention_outcomes(
+    gold: Sequence[Sequence[frozenset[str]]], ranked: Sequence[Sequence[Sequence[str]]]
+) -> list[MentionOutcome]:
+    """Per mention, what :func:`evaluate_linking` counts: the same ranks (:func:`mention_rank`), plus each part's
+    top-1 so that two linkers can be compared mention by mention."""
+    if len(gold) != len(ranked):
+        raise ValueError(f"{len(gold)} gold mentions but {len(ranked)} ranked mentions")
+    out = []
+    for g, r in zip(gold, ranked, strict=True):
+        rank = mention_rank(g, r)
+        out.append(MentionOutcome(tuple(part[0] if part else None for part in r), int(rank) if math.isfinite(rank) else None))
+    return out
 
 
 def evaluate_linking(
@@ -80,6 +111,32 @@ def evaluate_linking(
     for t in sorted(groups):
         result.update(summary(ranks[groups[t]], f"/{t}"))
     return result
+
+
+# Below this many discordant pairs the exact binomial test is used: the chi-square approximation is poor for small
+# b + c (the usual rule of thumb is 25, e.g. Agresti, Categorical Data Analysis, 10.1.4).
+MCNEMAR_EXACT_BELOW = 25
+
+
+def mcnemar_p(b: int, c: int, exact_below: int = MCNEMAR_EXACT_BELOW) -> float:
+    """Two-sided p-value of McNemar's test that two systems err equally often on the same items.
+
+    Only the discordant pairs count: ``b`` items the first system got right and the second wrong, ``c`` the other
+    way round. Under the null hypothesis each discordant item is a fair coin, b ~ Binomial(b + c, 1/2). When
+    ``b + c < exact_below`` the exact test is used: p = min(1, 2 * P(X <= min(b, c))); otherwise the chi-square
+    statistic with Edwards' continuity correction, (|b - c| - 1)^2 / (b + c) on one degree of freedom, whose
+    upper tail is erfc(sqrt(x / 2)). No discordant pair: p = 1 (no evidence of a difference).
+    """
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}")
+    n = b + c
+    if n == 0:
+        return 1.0
+    if n < exact_below:
+        tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2.0**n
+        return min(1.0, 2.0 * tail)
+    statistic = (abs(b - c) - 1.0) ** 2 / n if abs(b - c) >= 1 else 0.0
+    return math.erfc(math.sqrt(statistic / 2.0))
 
 
 def mean_average_precision(

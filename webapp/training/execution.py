@@ -28,7 +28,7 @@ from linker import recipe
 from webapp.training.base_encoders import started_from
 from webapp.training.dataset import build_snapshot, dictionary_table, training_inputs
 from webapp.training.errors import RunCancelled, RunError
-from webapp.training.evaluation import evaluate_linker
+from webapp.training.evaluation import LinkerEvaluation, evaluate_linker_outcomes, record_evaluation
 from webapp.training.hierarchy_inputs import hierarchy_inputs
 from webapp.training.latte import base_index
 from webapp.training.latte_inputs import latte_inputs, latte_table
@@ -58,10 +58,11 @@ def run_training(run_id: int, task_id: str = "") -> str:
     reporter = Reporter(run)
     heartbeat = Heartbeat(run.pk, reporter.cancel)
     heartbeat.start()
+    evaluated: list[LinkerEvaluation] = []  # the run's own evaluation, kept per mention for the comparison page
     try:
-        folder, report = _train(run, reporter)
+        folder, report = _train(run, reporter, evaluated)
         reporter.flush()
-        return _record(run, folder, report)
+        return _record(run, folder, report, evaluated[-1] if evaluated else None)
     except RunCancelled:
         reporter.log(CANCELLED_BY_ADMIN)
         run.stop_cancelled(reporter.tail)
@@ -134,10 +135,19 @@ def _inputs(run: TrainingRun, reporter: Reporter) -> recipe.TrainingInputs:
     return training_inputs(run, table, examples, model_folder(run))
 
 
-def _train(run: TrainingRun, reporter: Reporter) -> tuple[Path, dict[str, Any]]:
-    """The snapshot as the recipe's inputs, the params as its config, the reporter as its callbacks."""
+def _train(run: TrainingRun, reporter: Reporter,
+           evaluated: list[LinkerEvaluation] | None = None) -> tuple[Path, dict[str, Any]]:
+    """The snapshot as the recipe's inputs, the params as its config, the reporter as its callbacks; the evaluation
+    of the trained linker is appended to ``evaluated`` with its per-mention outcomes."""
     inputs = _inputs(run, reporter)
     eval_id = run.eval_collection_id
+
+    def evaluate_linker(linker: Any, collection_id: int) -> dict[str, Any]:
+        result = evaluate_linker_outcomes(linker, collection_id)
+        if evaluated is not None:
+            evaluated.append(result)
+        return result.metrics
+
     callbacks = recipe.TrainingCallbacks(
         on_step=reporter.progress, on_epoch_end=reporter.epoch_end, on_phase=reporter.phase, on_log=reporter.log,
         # A tagger scores its own dev documents (span figures) after every epoch: it builds no linker.
@@ -150,8 +160,9 @@ def _train(run: TrainingRun, reporter: Reporter) -> tuple[Path, dict[str, Any]]:
 
 
 @transaction.atomic
-def _record(run: TrainingRun, folder: Path, report: dict[str, Any]) -> str:
-    """Record the encoder and its ready index, unless the run was failed or cancelled meanwhile."""
+def _record(run: TrainingRun, folder: Path, report: dict[str, Any], evaluated: LinkerEvaluation | None = None) -> str:
+    """Record the encoder and its ready index, unless the run was failed or cancelled meanwhile; the run's evaluation
+    of that index (``evaluated``) becomes a succeeded Evaluation of it on the run's collection, with its outcomes."""
     locked = TrainingRun.objects.select_for_update().get(pk=run.pk)
     if locked.state != TrainingRun.State.RUNNING:
         return locked.state
@@ -189,6 +200,8 @@ def _record(run: TrainingRun, folder: Path, report: dict[str, Any]) -> str:
         state=IndexVersion.State.READY, name_count=int(payload.get("names", 0)),
         concept_count=int(payload.get("concepts", 0)), created_by=locked.created_by,
     )
+    if evaluated is not None and locked.eval_collection_id is not None:
+        record_evaluation(index, locked.eval_collection_id, evaluated, locked.created_by)
     locked.finish(encoder, index, report.get("metrics", {}))
     return locked.state
 

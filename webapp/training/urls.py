@@ -1,6 +1,6 @@
 from django.urls import path
 
-from webapp.training import loop_views, model_views, views
+from webapp.training import compare_views, loop_views, model_views, views
 
 app_name = "training"
 urlpatterns = [
@@ -16,6 +16,12 @@ urlpatterns = [
     path("collections/<slug:slug>/linking/", model_views.collection_linking_note, name="collection-linking"),
     path("models/", model_views.model_list, name="models"),
     path("loop/<slug:slug>/", loop_views.loop_settings, name="loop"),
+    path("compare/", compare_views.compare, name="compare"),
+    path("compare/indexes/<int:pk>/collections/<slug:slug>/", compare_views.compare_cell, name="compare-cell"),
+    path("compare/indexes/<int:pk>/collections/<slug:slug>/evaluate/", compare_views.compare_evaluate,
+         name="compare-evaluate"),
+    path("compare/indexes/<int:pk>/collections/<slug:slug>/changes/", compare_views.compare_changes,
+         name="compare-changes"),
     path("detectors/<int:pk>/activate/", model_views.detector_activate, name="detector-activate"),
     path("detectors/<int:pk>/retire/", model_views.detector_retire, name="detector-retire"),
     path("models/word-vectors/upload/", model_views.word_vectors_upload, name="upload-word-vectors"),
