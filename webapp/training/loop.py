@@ -286,7 +286,7 @@ def maybe_trigger(dictionary_id: int) -> TrainingRun | None:
     ends queues the next one. A run the policy cannot start (a collection deleted, the gate's collection among the
     training data) is not retried at every decision: the reason is kept on the policy and the count moves on."""
     with transaction.atomic():
-        policy = (RetrainPolicy.objects.select_for_update().select_related("dictionary")
+        policy = (RetrainPolicy.objects.select_for_update(of=("self",)).select_related("dictionary")
                   .filter(dictionary_id=dictionary_id, enabled=True, every_decisions__gt=0).first())
         if policy is None:
             return None
@@ -325,7 +325,7 @@ def nightly_retrain() -> list[int]:
     for policy_id in RetrainPolicy.objects.filter(enabled=True, nightly=True).values_list("pk", flat=True):
         try:
             with transaction.atomic():
-                policy = RetrainPolicy.objects.select_for_update().select_related("dictionary").get(pk=policy_id)
+                policy = RetrainPolicy.objects.select_for_update(of=("self",)).select_related("dictionary").get(pk=policy_id)
                 decisions = counted_decisions(policy.dictionary_id)
                 new = decisions.filter(created_at__gt=policy.last_triggered_at) if policy.last_triggered_at else decisions
                 if not new.exists() or policy_run_unfinished(policy.dictionary_id):
@@ -383,7 +383,8 @@ def gate_run(run_id: int) -> str:
     (state "waiting"): each one that ends checks again (:func:`after_evaluation`). Idempotent: a run with a final
     verdict is left as it is, and the run's row lock makes two checks at once take turns."""
     with transaction.atomic():
-        run = TrainingRun.objects.select_for_update().select_related("index_version", "dictionary").get(pk=run_id)
+        run = (TrainingRun.objects.select_for_update(of=("self",)).select_related("index_version", "dictionary")
+               .get(pk=run_id))
         index = run.index_version
         if run.state != TrainingRun.State.SUCCEEDED or index is None:
             return "not gated"
