@@ -15,7 +15,7 @@ from webapp.curation.lineage import Lineage, candidate_lineage
 from webapp.curation.models import Decision
 from webapp.curation.near_miss import NearMiss, kinship, near_miss, top_two_notice
 from webapp.curation.panel_types import CandidateTypes, MentionTypes, candidate_types, mention_types
-from webapp.curation.services.suggestions import PanelRanking
+from webapp.curation.services.suggestions import PanelRanking, mention_confidence
 from webapp.training.models import IndexVersion
 from webapp.vocab.models import Concept, DictionaryVersion, HierarchyEdge, KnownType
 
@@ -70,6 +70,20 @@ class Panel:
     types: MentionTypes | None = None  # who ranked, the mention's predicted types (None: stored suggestions)
     near_miss_notes: list[str] = field(default_factory=list)  # per part: its top two are siblings or parent and child
     has_hierarchy: bool = False  # the dictionary version has hierarchy edges ("a root" means something)
+    # The linker's calibrated probability that its top-1 (every part's) is right; None: an uncalibrated linker.
+    confidence: float | None = None
+    nil_threshold: float = 0.0  # below it the linker says "no concept fits" (0: it never does)
+
+    @property
+    def says_nil(self) -> bool:
+        return self.confidence is not None and self.confidence < self.nil_threshold
+
+    @property
+    def confidence_level(self) -> str:
+        """high / medium / low, for the badge's colour: at least 0.9, at least 0.5, below."""
+        if self.confidence is None:
+            return ""
+        return "high" if self.confidence >= 0.9 else "medium" if self.confidence >= 0.5 else "low"
 
     @property
     def is_composite(self) -> bool:
@@ -168,8 +182,18 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
     # A candidate with a path proves a hierarchy; only when none has one is the version asked (one indexed row).
     has_hierarchy = any(row.path for row in rows) or (
         version is not None and HierarchyEdge.objects.filter(version=version).exists())
+    confidence, nil_threshold = _confidence(ranking, links)
     return Panel(mention, parts, rows, model_version, live, version, current, gold, latest, note, stored, types, notes,
-                 has_hierarchy)
+                 has_hierarchy, confidence, nil_threshold)
+
+
+def _confidence(ranking: PanelRanking | None, links: list[Link]) -> tuple[float | None, float]:
+    """The top-1 confidence the live ranking gives (or the stored suggestions carry) and the NIL threshold."""
+    if ranking is not None:
+        calibration = ranking.active.linker.calibration
+        return ranking.confidence, calibration.nil_threshold if calibration is not None else 0.0
+    top = {link.part: link.confidence for link in links if link.origin == Link.Origin.MODEL and link.rank == 1}
+    return mention_confidence([top.get(p) for p in range(max(top, default=-1) + 1)]), 0.0
 
 
 def _near_misses(candidates: list[_Candidate], by_cid: dict[str, Concept], ancestry: Lineage) -> tuple[dict[int, NearMiss], list[str]]:

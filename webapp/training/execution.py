@@ -26,6 +26,7 @@ from django.db import transaction
 
 from linker import recipe
 from webapp.training.base_encoders import started_from
+from webapp.training.calibration import calibrate_run
 from webapp.training.dataset import build_snapshot, dictionary_table, training_inputs
 from webapp.training.errors import RunCancelled, RunError
 from webapp.training.evaluation import LinkerEvaluation, evaluate_linker_outcomes, record_evaluation
@@ -61,6 +62,7 @@ def run_training(run_id: int, task_id: str = "") -> str:
     evaluated: list[LinkerEvaluation] = []  # the run's own evaluation, kept per mention for the comparison page
     try:
         folder, report = _train(run, reporter, evaluated)
+        report["calibration"] = calibrate_run(run, folder, reporter.log)
         reporter.flush()
         return _record(run, folder, report, evaluated[-1] if evaluated else None)
     except RunCancelled:

@@ -268,14 +268,15 @@ def _apply(
         _check_dictionary(mention, concept)
     text = _part_text(mention, part)
     # A composite with no text per part ("breast and ovarian cancer"): its whole text is no synonym of either
-    # part's concept. Sources that list part texts (BC5CDR's 7th column) give one.
-    whole_text_of_a_part = not mention.part_texts and parts > 1
+    # part's concept. Sources that list part texts (BC5CDR's 7th column) give one. An auto-accepted top-1
+    # (webapp.curation.services.auto_accept) is the linker agreeing with itself: no synonym until a curator says so.
+    no_synonym = (not mention.part_texts and parts > 1) or via == Via.AUTO
     link = None
     synonym = None
     if action != Action.REJECT:
         link = _curator_link(mention, part, concept, suggestions, user)
         link.save(force_insert=True)
-        if concept is not None and not whole_text_of_a_part:
+        if concept is not None and not no_synonym:
             synonym = _add_synonym(concept, text, user)
     mention.status = _STATUS[Action(action)]
     mention.save(update_fields=["status", "updated_at"])
@@ -283,7 +284,7 @@ def _apply(
                          synonym, time_on_task_ms)
     decision.save(force_insert=True)
     HardNegative.objects.bulk_create(_hard_negatives(decision, suggestions, concept, action), ignore_conflicts=True)
-    if concept is not None and not whole_text_of_a_part:
+    if concept is not None and not no_synonym:
         dictionary = mention.document.collection.dictionary
         if dictionary is not None:
             slug, cid = dictionary.slug, concept.concept_id

@@ -12,12 +12,14 @@ the re-ranker's, and each suggestion keeps whether its concept's known types con
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 from django.db.models import QuerySet
 
+from linker.calibration import part_features
 from linker.rerank import MentionSpan
 from linker.rerank.results import LinkedMention
 from linker.retrieval import Candidate
@@ -40,6 +42,11 @@ class PanelRanking:
     linked: LinkedMention  # candidates ranked within each part, with their types and homonyms where known
     part_queries: list[str] | None  # the linker's own parts, where it split a composite the source did not
     stored: bool  # these candidates replaced the stored suggestions just now (the mention may have become "suggested")
+    confidences: list[float] = field(default_factory=list)  # per part: P(top-1 right); empty: uncalibrated linker
+
+    @property
+    def confidence(self) -> float | None:
+        return mention_confidence(self.confidences)
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -50,6 +57,30 @@ def link_in_document(active: ActiveLinker, mentions: Sequence[Mention], document
     """The mentions of one document linked in their context (their offsets in ``document_text``)."""
     spans = [MentionSpan(m.text, m.start, m.end) for m in mentions]
     return active.linker.link_in_context(spans, document_text=document_text, k=k)
+
+
+def part_confidences(active: ActiveLinker, mentions: Sequence[Mention], linked: Sequence[LinkedMention],
+                     document_text: str) -> list[list[float]]:
+    """Per mention, per part (as the linker split it): the calibrated probability that its top-1 is right
+    (:mod:`linker.calibration`); empty lists when the active linker has no calibration."""
+    linker = active.linker
+    calibration = linker.calibration
+    if calibration is None:
+        return [[] for _ in mentions]
+    queries = linker.queries_for([m.text for m in mentions], document_text)
+    normalize = linker.preprocessor.normalize
+    return [
+        [calibration.probability(part_features(q, [c for c in one.candidates if c.part == p], normalize))
+         for p, q in enumerate(qs)]
+        for qs, one in zip(queries, linked, strict=True)
+    ]
+
+
+def mention_confidence(parts: Sequence[float | None]) -> float | None:
+    """A mention's confidence: right only if every part's top-1 is (None when a part has none)."""
+    if not parts or any(p is None for p in parts):
+        return None
+    return math.prod(p for p in parts if p is not None)
 
 
 def conflicts(linked: LinkedMention) -> list[bool]:
@@ -69,18 +100,19 @@ def panel_ranking(mention: Mention, k: int = SUGGESTIONS_K) -> PanelRanking | No
         return None
     linked = link_in_document(active, [mention], mention.document.text, k)[0]
     ranked = linked.candidates
+    confidences = part_confidences(active, [mention], [linked], mention.document.text)[0]
     stored = False
     if mention.status in OPEN_STATUSES and _differs(mention, linked, active.label):
         pks = concept_pks(active.dictionary_version, {c.concept_id for c in ranked})
         with transaction.atomic():
             locked = Mention.objects.select_for_update().get(pk=mention.pk)
-            if store_suggestions(locked, ranked, active.label, pks, conflicts(linked)):
+            if store_suggestions(locked, ranked, active.label, pks, conflicts(linked), confidences):
                 mention.status, mention.updated_at = locked.status, locked.updated_at
                 stored = True
     queries = None
     if max(1, len(mention.part_texts)) < max((c.part for c in ranked), default=0) + 1:
         queries = active.linker.queries_for([mention.text], document_text=mention.document.text)[0]
-    return PanelRanking(active, linked, queries, stored)
+    return PanelRanking(active, linked, queries, stored, confidences)
 
 
 def _differs(mention: Mention, linked: LinkedMention, label: str) -> bool:
@@ -101,12 +133,14 @@ def concept_pks(version: DictionaryVersion, concept_ids: Iterable[str]) -> dict[
 
 
 def store_suggestions(
-    mention: Mention, candidates: Sequence[Candidate], label: str, pks: dict[str, int], type_conflicts: Sequence[bool] = ()
+    mention: Mention, candidates: Sequence[Candidate], label: str, pks: dict[str, int], type_conflicts: Sequence[bool] = (),
+    confidences: Sequence[float] = (),
 ) -> bool:
     """Make the mention's model links exactly ``candidates`` (ranked per part) unless they are already.
 
     ``type_conflicts`` (aligned with ``candidates``; empty: none) marks the suggestions whose concept's known
     types conflict with the mention's predicted types: the review queue's "type conflicts" reads rank 1's.
+    ``confidences`` (per part; empty: an uncalibrated linker) go on each part's rank-1 link.
     Only for open mentions (pending or suggested): a decided mention keeps the suggestions it was decided on.
     Call inside a transaction with the mention locked. Returns whether anything was written.
     """
@@ -128,7 +162,8 @@ def store_suggestions(
     Link.objects.bulk_create(
         [
             Link(mention=mention, part=part, concept_id=pks.get(cid), concept_ref=cid, origin=Link.Origin.MODEL,
-                 score=score, rank=rank, model_version=label, type_conflict=conflict)
+                 score=score, rank=rank, model_version=label, type_conflict=conflict,
+                 confidence=confidences[part] if rank == 1 and part < len(confidences) else None)
             for part, rank, cid, score, conflict in wanted
         ]
     )
@@ -153,17 +188,21 @@ def suggest_links(mentions: QuerySet[Mention], dictionary_slug: str, k: int = SU
     run then grew quadratically (BC5CDR's 9,591 mentions: 8 minutes on a server without autovacuum), and so
     did every panel and decision until the next ANALYZE (35-70 ms per query on 100K links).
     """
+    from webapp.curation.services.auto_accept import auto_accept, thresholds
+
     active = get_active_linker(dictionary_slug)
     if active is None:
         raise CurationError(f"no active index for the dictionary {dictionary_slug}: build and activate one first")
     document_ids = sorted(set(mentions.filter(status__in=OPEN_STATUSES).values_list("document_id", flat=True)))
     updated = analysed = 0
+    auto = thresholds(document_ids) if active.linker.calibration is not None else {}
     for offset in range(0, len(document_ids), batch_documents):
         if updated - analysed >= ANALYZE_AFTER_MENTIONS:
             analyse_links()
             analysed = updated
+        batch = document_ids[offset : offset + batch_documents]
         with transaction.atomic():
-            for document in Document.objects.filter(pk__in=document_ids[offset : offset + batch_documents]).order_by("pk"):
+            for document in Document.objects.filter(pk__in=batch).order_by("pk"):
                 # OF self: ``mentions`` may join the documents (by collection), whose rows must stay unlocked: a
                 # decision's log row, an added mention, an import's document all reference them.
                 rows = list(
@@ -173,9 +212,14 @@ def suggest_links(mentions: QuerySet[Mention], dictionary_slug: str, k: int = SU
                     continue
                 linked = link_in_document(active, rows, document.text, k)
                 pks = concept_pks(active.dictionary_version, {c.concept_id for one in linked for c in one.candidates})
+                confidences = part_confidences(active, rows, linked, document.text)
                 updated += sum(
-                    store_suggestions(m, one.candidates, active.label, pks, conflicts(one)) for m, one in zip(rows, linked, strict=True)
+                    store_suggestions(m, one.candidates, active.label, pks, conflicts(one), conf)
+                    for m, one, conf in zip(rows, linked, confidences, strict=True)
                 )
+        # After the batch commits: each auto-accept is a decision of its own (its transaction, its log row).
+        if any(doc in auto for doc in batch):
+            auto_accept([doc for doc in batch if doc in auto], auto)
     if updated >= ANALYZE_AFTER_MENTIONS and updated > analysed:
         analyse_links()
     return updated

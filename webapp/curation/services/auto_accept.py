@@ -1,0 +1,81 @@
+"""Auto-accept: a collection may let the linker accept its own top-1 when its calibrated confidence is high.
+
+A collection's ``auto_accept_threshold`` (empty: off) is compared with a mention's confidence, the product of
+its parts' rank-1 confidences (``Link.confidence``, written with the suggestions by a calibrated linker). At
+or above it, the mention is accepted through the one decision service, as the curator's accept would be,
+but by the workbench's own user :data:`LINKER_USERNAME` with ``via=auto``: logged, undoable by an admin,
+listed in the decision log, and never a curator synonym or training data (the linker agreeing with itself
+teaches nothing; :mod:`webapp.training.dataset` and the retrain trigger leave such decisions out).
+
+What a threshold buys is measured on dev by ``bench/learning_loop.py`` (precision of the accepted mentions and
+the share accepted) and shown on the collection's settings.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.contrib.auth import get_user_model
+
+from webapp.corpus.models import Document, Link, Mention
+from webapp.curation.models import Decision
+from webapp.curation.services.decisions import Conflict, CurationError, decide, part_count
+from webapp.curation.services.suggestions import mention_confidence
+
+logger = logging.getLogger(__name__)
+
+LINKER_USERNAME = "linker"
+
+
+def linker_user() -> Any:
+    """The account auto-accepted decisions are made by: inactive, no password (nobody can log in as it)."""
+    user, created = get_user_model().objects.get_or_create(
+        username=LINKER_USERNAME, defaults={"is_active": False, "first_name": "Linker (auto-accept)"}
+    )
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return user
+
+
+def thresholds(document_ids: Iterable[int]) -> dict[int, float]:
+    """Document id -> its collection's auto-accept threshold, for the documents whose collection has one."""
+    return dict(
+        Document.objects.filter(pk__in=list(document_ids), collection__auto_accept_threshold__isnull=False)
+        .values_list("pk", "collection__auto_accept_threshold")
+    )
+
+
+def stored_confidence(mention: Mention) -> float | None:
+    """The mention's confidence from its stored rank-1 suggestions (None: a part without one, or uncalibrated)."""
+    by_part = dict(
+        mention.links.filter(origin=Link.Origin.MODEL, rank=1).values_list("part", "confidence")
+    )
+    return mention_confidence([by_part.get(p) for p in range(part_count(mention))])
+
+
+def auto_accept(document_ids: Iterable[int], threshold_of: Mapping[int, float]) -> int:
+    """Accept the suggested mentions of these documents whose confidence reaches their collection's threshold.
+
+    Each accept is one decision in its own transaction; a mention a curator changed meanwhile (a conflict) is
+    left to the curator. Returns the number accepted.
+    """
+    user = None
+    accepted = 0
+    mentions = Mention.objects.filter(document_id__in=list(document_ids), status=Mention.Status.SUGGESTED).order_by("pk")
+    for mention in mentions:
+        threshold = threshold_of.get(mention.document_id)
+        confidence = stored_confidence(mention)
+        if threshold is None or confidence is None or confidence < threshold:
+            continue
+        user = user or linker_user()
+        try:
+            decide(user=user, mention_id=mention.pk, action=Decision.Action.ACCEPT, seen_updated_at=mention.updated_at,
+                   part=None, via=Decision.Via.AUTO)
+        except (Conflict, CurationError) as exc:
+            logger.info("auto-accept left mention %s to the curators: %s", mention.pk, exc)
+            continue
+        accepted += 1
+    return accepted

@@ -1,0 +1,76 @@
+"""A trained linker's confidence: its calibration fitted after the run, before the index is recorded.
+
+The calibration (:mod:`linker.calibration`) is fitted on what a run holds out and what curators said has no
+concept: the gold mentions of the run's evaluation collection (right or wrong at rank 1, ranked as the linker
+serves them) and the mentions curators marked NIL up to the run's snapshot (always wrong; they set the NIL
+threshold). It never changes a ranking, only the confidence shown beside the top-1 and the auto-accept it
+allows (:mod:`webapp.curation.services.auto_accept`). A run without an evaluation collection, or with too few
+examples, gets no calibration and says why in its log: its suggestions show no confidence.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from webapp.curation.models import Decision
+from webapp.training.models import TrainingRun
+
+logger = logging.getLogger(__name__)
+
+# Methods whose artifact is a linker (the others make word vectors, a base encoder or a tagger).
+LINKER_METHODS = (TrainingRun.Method.BIOSYN, TrainingRun.Method.BNE, TrainingRun.Method.DAN, TrainingRun.Method.LATTE)
+
+
+def nil_decisions(run: TrainingRun) -> list[Decision]:
+    """The curators' NIL decisions in the run's dictionary up to its snapshot (not undone)."""
+    if run.snapshot_at is None:
+        return []
+    return list(
+        Decision.objects.filter(
+            action=Decision.Action.NIL, undone_at__isnull=True, created_at__lte=run.snapshot_at,
+            document__collection__dictionary=run.dictionary,
+        ).select_related("document").order_by("created_at", "id")
+    )
+
+
+def calibrate_run(run: TrainingRun, folder: Path, say: Any) -> dict[str, Any]:
+    """Fit and save the calibration of the linker a run wrote into ``folder``; returns its figures ({} and a
+    line said when there is none). ``say`` takes a line for the run's log."""
+    if run.method not in LINKER_METHODS:
+        return {}
+    if run.eval_collection_id is None:
+        say("no calibration: no evaluation collection to fit the confidence on")
+        return {}
+    from linker.calibration import fit_calibration, labelled_examples, nil_examples, reliability
+    from linker.linker import Linker
+    from linker.protocol import build_eval_set
+    from webapp.training.dataset import gold_documents
+    from webapp.training.evaluation import _ranked_in_context
+
+    linker = Linker.load(folder)
+    docs = gold_documents([run.eval_collection_id])
+    eval_set = build_eval_set(docs, linker.table, linker.preprocessor)
+    queries = [m.queries for m in eval_set]
+    if linker.reranker is not None:
+        ranked = _ranked_in_context(linker, eval_set, {d.pmid: d.text for d in docs}, 20)
+    else:
+        ranked = linker.link_queries(queries, 20)
+    normalize = linker.preprocessor.normalize
+    examples = labelled_examples(queries, ranked, [m.gold_parts for m in eval_set], normalize)
+    nils = nil_decisions(run)
+    nil_queries = [linker.queries_for([d.mention_text], d.document.text)[0] for d in nils]
+    examples += nil_examples(nil_queries, linker.link_queries(nil_queries, 20), normalize)
+    try:
+        calibration = fit_calibration(examples)
+    except ValueError as exc:
+        say(f"no calibration: {exc}")
+        return {}
+    calibration.save(folder)
+    fit = reliability([calibration.probability(e.features) for e in examples], [e.right for e in examples])
+    figures = {**calibration.fitted_on, "nil_threshold": calibration.nil_threshold, "ece": fit.get("ece", 0.0),
+               "brier": fit.get("brier", 0.0)}
+    say(f"calibrated on {len(eval_set)} gold mentions of {run.eval_collection} and {len(nils)} NIL decisions: "
+        f"expected calibration error {figures['ece']:.3f}, NIL below {calibration.nil_threshold:.2f}")
+    return figures
