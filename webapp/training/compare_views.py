@@ -95,6 +95,7 @@ def compare_changes(request: HttpRequest, pk: int, slug: str) -> HttpResponse:
     """The mentions of a collection whose top-1 differs between an index and the active one (or ``?against=<pk>``)."""
     index, collection = _cell_objects(pk, slug)
     against = request.GET.get("against", "")
+    reference: IndexVersion | None
     if against:
         if not against.isdigit():
             raise Http404(f"against={against!r} is not an index id")
