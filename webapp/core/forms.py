@@ -94,7 +94,8 @@ class DictionaryImportForm(ImportForm):
     dictionary = forms.ModelChoiceField(
         queryset=Dictionary.objects.order_by("slug"), to_field_name="slug", required=False,
         empty_label="A new dictionary", label="Into dictionary",
-        help_text="An existing dictionary gets the file as a new release beside the ones it has.",
+        help_text="An existing dictionary gets the file as a new release beside the ones it has; curator synonyms are "
+                  "carried over to it and, if the dictionary has an active index, an index over it is queued (not activated).",
     )
     new_slug = forms.SlugField(max_length=64, required=False, label="New dictionary's slug",
                                help_text="Letters, digits, '-' or '_', e.g. medic or hpo. Cannot be changed later.")
