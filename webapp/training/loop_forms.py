@@ -90,7 +90,7 @@ class PolicyForm(forms.Form):
         initial=TrainingRun.Method.BIOSYN,
     )
     params = forms.CharField(
-        label="Parameters (JSON)", required=False, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}),
+        label="Parameters (JSON)", required=False, widget=forms.Textarea(attrs={"rows": 3, "class": "mono", "style": "width: 100%"}),
         help_text='Only what differs from the method\'s defaults, e.g. {"epochs": 2}; empty: the defaults.',
     )
     collections = CollectionsField(
