@@ -19,6 +19,8 @@ from webapp.training.models import TrainingRun
 
 logger = logging.getLogger(__name__)
 
+AUTO_ACCEPT_GRID = (0.8, 0.9, 0.95, 0.98, 0.99)
+
 # Methods whose artifact is a linker (the others make word vectors, a base encoder or a tagger).
 LINKER_METHODS = (TrainingRun.Method.BIOSYN, TrainingRun.Method.BNE, TrainingRun.Method.DAN, TrainingRun.Method.LATTE)
 
@@ -43,7 +45,13 @@ def calibrate_run(run: TrainingRun, folder: Path, say: Any) -> dict[str, Any]:
     if run.eval_collection_id is None:
         say("no calibration: no evaluation collection to fit the confidence on")
         return {}
-    from linker.calibration import fit_calibration, labelled_examples, nil_examples, reliability
+    from linker.calibration import (
+        fit_calibration,
+        labelled_examples,
+        nil_examples,
+        precision_above,
+        reliability,
+    )
     from linker.linker import Linker
     from linker.protocol import build_eval_set
     from webapp.training.dataset import gold_documents
@@ -69,8 +77,12 @@ def calibrate_run(run: TrainingRun, folder: Path, say: Any) -> dict[str, Any]:
         return {}
     calibration.save(folder)
     fit = reliability([calibration.probability(e.features) for e in examples], [e.right for e in examples])
+
+    probabilities = [calibration.probability(e.features) for e in examples]
     figures = {**calibration.fitted_on, "nil_threshold": calibration.nil_threshold, "ece": fit.get("ece", 0.0),
-               "brier": fit.get("brier", 0.0)}
+               "brier": fit.get("brier", 0.0), "collection": str(run.eval_collection),
+               # What auto-accepting at each threshold did on these examples (in-sample: a guide, not a promise).
+               "auto_accept": [precision_above(probabilities, [e.right for e in examples], t) for t in AUTO_ACCEPT_GRID]}
     say(f"calibrated on {len(eval_set)} gold mentions of {run.eval_collection} and {len(nils)} NIL decisions: "
         f"expected calibration error {figures['ece']:.3f}, NIL below {calibration.nil_threshold:.2f}")
     return figures
