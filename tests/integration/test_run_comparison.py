@@ -307,3 +307,30 @@ def test_bad_addresses_say_what_is_wrong(bob_client: Client, compared) -> None: 
     _gold(other, "elsewhere", [])
     assert bob_client.get(f"/training/compare/indexes/{candidate.pk}/collections/elsewhere/").status_code == 404
     assert bob_client.get(f"/training/compare/indexes/{candidate.pk}/collections/dev/changes/?against=x").status_code == 404
+
+
+@pytest.mark.slow
+def test_a_trained_run_leaves_an_evaluation_of_its_index_with_outcomes(settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Through the real training path (train_run --inline): the figures on the run and on its index's evaluation are
+    the one computation the run's evaluate callback made."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.ARTIFACT_ROOT = tmp_path / "artifacts"
+    dictionary = _dictionary()
+    _gold(dictionary, "train", TRAIN + [("102", "Hypertension and melanoma.", [("Hypertension", "MESH:D006973", "Disease"),
+                                                                               ("melanoma", "MESH:D008545", "Cancer")])])
+    dev = _gold(dictionary, "dev", DEV)
+    call_command("train_run", "--dictionary", "mini", "--collection", "train", "--eval-collection", "dev", "--epochs", "1",
+                 "--skip-pretrain", "--params", '{"topk": 4, "train_scope": "head"}', "--inline", stdout=StringIO())
+    run = TrainingRun.objects.get()
+    assert run.state == "succeeded", run.error
+    evaluation = Evaluation.objects.get(index_version=run.index_version)
+    assert (evaluation.state, evaluation.collection) == ("succeeded", dev)
+    assert evaluation.metrics == run.metrics and set(run.metrics["by_type"]) == {"Disease", "Cancer"}
+    outcomes = list(evaluation.outcomes.all())
+    assert len(outcomes) == 6 and sum(o.correct for o in outcomes) / 6 == pytest.approx(run.metrics["acc@1"])
+    # The comparison page shows it at once (no active index: no deltas).
+    row = comparison_matrix(dictionary).rows[0]
+    assert row.run == run and row.cells[0].evaluation == evaluation and row.cells[0].figures[0].delta is None
