@@ -28,7 +28,7 @@ import numpy as np
 from linker.retrieval import Candidate
 
 __all__ = ["Calibration", "CalibrationExample", "FEATURES", "part_features", "fit_calibration", "FILE_NAME",
-           "labelled_examples", "nil_examples", "reliability", "precision_above"]
+           "labelled_examples", "nil_examples", "mention_confidence", "reliability", "precision_above"]
 
 Normalize = Callable[[str], str]
 
@@ -108,6 +108,13 @@ class Calibration:
         return cls(weights=tuple(data["weights"]), bias=float(data["bias"]), mean=tuple(data["mean"]),
                    scale=tuple(data["scale"]), nil_threshold=float(data.get("nil_threshold", 0.0)),
                    fitted_on={k: int(v) for k, v in data.get("fitted_on", {}).items()}, features=FEATURES)
+
+
+def mention_confidence(parts: Sequence[float | None]) -> float | None:
+    """A mention's confidence from its parts': right only if every part's top-1 is (None when a part has none)."""
+    if not parts or any(p is None for p in parts):
+        return None
+    return math.prod(p for p in parts if p is not None)
 
 
 MIN_EXAMPLES = 20

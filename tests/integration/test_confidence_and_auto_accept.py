@@ -105,3 +105,22 @@ def test_auto_accepted_decisions_are_no_training_data(demo) -> None:  # type: ig
     from linker.text import Preprocessor
 
     assert _curator_examples(run, table, Preprocessor(table.cfg)) == []
+
+
+def test_an_admin_sets_the_threshold_on_the_dashboard_and_a_curator_cannot(demo, alice, bob) -> None:  # type: ignore[no-untyped-def]
+    admin, curator = Client(), Client()
+    admin.force_login(alice)
+    curator.force_login(bob)
+    url = f"/curate/{demo.slug}/auto-accept/"
+    assert curator.post(url, {"threshold": "0.9"}).status_code == 403
+    page = admin.get(f"/curate/{demo.slug}/").content.decode()
+    assert "Off: every mention waits for a curator." in page
+    response = admin.post(url, {"threshold": "95%"}, follow=True)
+    assert "Auto-accept at 95%" in response.content.decode()
+    assert Collection.objects.get(pk=demo.pk).auto_accept_threshold == pytest.approx(0.95)
+    for bad, said in (("0.3", "between 0.5 and 1"), ("lots", "is not a number"), ("150", "between 0.5 and 1")):
+        body = admin.post(url, {"threshold": bad}, follow=True).content.decode()
+        assert "Auto-accept not changed" in body and said in body
+    assert Collection.objects.get(pk=demo.pk).auto_accept_threshold == pytest.approx(0.95)  # nothing lost
+    admin.post(url, {"off": "1"})
+    assert Collection.objects.get(pk=demo.pk).auto_accept_threshold is None

@@ -65,7 +65,7 @@ class CollectionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Collection
-        fields = ["slug", "title", "description", "dictionary", "has_gold", "detection", "document_count"]
+        fields = ["slug", "title", "description", "dictionary", "has_gold", "detection", "auto_accept_threshold", "document_count"]
 
 
 class ImportJobSerializer(serializers.ModelSerializer):
@@ -142,9 +142,14 @@ class CollectionCreateSerializer(serializers.ModelSerializer):
         help_text="Slug of the dictionary whose concepts the mentions link to.",
     )
 
+    auto_accept_threshold = serializers.FloatField(
+        required=False, allow_null=True, min_value=0.5, max_value=1.0,
+        help_text="Accept the linker's top-1 without a curator when its calibrated confidence is at least this; null: off.",
+    )
+
     class Meta:
         model = Collection
-        fields = ["slug", "title", "description", "dictionary", "detection"]
+        fields = ["slug", "title", "description", "dictionary", "detection", "auto_accept_threshold"]
 
 
 class UploadSerializer(serializers.Serializer):

@@ -10,12 +10,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from linker.calibration import mention_confidence
 from webapp.corpus.models import Collection, Link, Mention
 from webapp.curation.lineage import Lineage, candidate_lineage
 from webapp.curation.models import Decision
 from webapp.curation.near_miss import NearMiss, kinship, near_miss, top_two_notice
 from webapp.curation.panel_types import CandidateTypes, MentionTypes, candidate_types, mention_types
-from webapp.curation.services.suggestions import PanelRanking, mention_confidence
+from webapp.curation.services.suggestions import PanelRanking
 from webapp.training.models import IndexVersion
 from webapp.vocab.models import Concept, DictionaryVersion, HierarchyEdge, KnownType
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from statistics import median
+from typing import Any
 
 from django.db.models import Count, Exists, F, FloatField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Abs, Coalesce, Greatest
@@ -163,3 +165,33 @@ def next_in_queue(collection: Collection, exclude: int | None = None, type_confl
     if exclude is not None:
         queue = queue.exclude(pk=exclude)
     return queue.first()
+
+
+@dataclass(frozen=True)
+class AutoAcceptState:
+    """The dashboard's auto-accept card: the setting, what it did, and what the serving model's calibration says."""
+
+    threshold: float | None
+    accepted: int
+    calibrated: bool  # the active model has a calibration (else no suggestion carries a confidence)
+    model: str  # the active index's label ("" without one)
+    calibrated_on: str  # the collection the calibration was fitted on
+    grid: list[dict[str, float]]  # [{threshold, accepted, precision}] on the calibration's examples
+
+
+def auto_accept_state(collection: Collection) -> AutoAcceptState:
+    from webapp.curation.services.auto_accept import auto_accepted
+    from webapp.training.models import IndexVersion
+
+    index = (IndexVersion.objects.filter(dictionary_id=collection.dictionary_id, state=IndexVersion.State.ACTIVE)
+             .select_related("encoder", "dictionary", "dictionary_version").first()) if collection.dictionary_id else None
+    calibration: dict[str, Any] = {}
+    calibrated = False
+    if index is not None:
+        calibrated = (Path(index.artifact_path) / "calibration.json").is_file() if index.artifact_path else False
+        calibration = (index.encoder.config or {}).get("calibration") or {} if index.encoder is not None else {}
+    return AutoAcceptState(
+        threshold=collection.auto_accept_threshold, accepted=auto_accepted(collection.pk), calibrated=calibrated,
+        model=index.label if index is not None else "", calibrated_on=str(calibration.get("collection", "")),
+        grid=list(calibration.get("auto_accept") or []),
+    )

@@ -18,5 +18,6 @@ urlpatterns = [
     path("<slug:slug>/", views.dashboard, name="dashboard"),
     path("<slug:slug>/queue/next/", views.queue_next, name="queue-next"),
     path("<slug:slug>/suggest/", views.suggest, name="suggest"),
+    path("<slug:slug>/auto-accept/", views.auto_accept, name="auto-accept"),
     path("<slug:slug>/documents/<int:pk>/", views.document, name="document"),
 ]

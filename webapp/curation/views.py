@@ -71,8 +71,31 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "type_conflicts": selectors.type_conflict_count(collection),
         "recent": selectors.recent_decisions(collection),
         "activity": selectors.curator_activity(collection),
+        "auto": selectors.auto_accept_state(collection),
     }
     return render(request, "curation/dashboard.html", context)
+
+
+@require_POST
+@admin_required
+def auto_accept(request: HttpRequest, slug: str) -> HttpResponse:
+    """Set or turn off the collection's auto-accept threshold; the worker then accepts the open mentions that reach it."""
+    from webapp.curation.services.auto_accept import set_threshold
+
+    collection = get_object_or_404(Collection, slug=slug)
+    raw = "" if request.POST.get("off") else request.POST.get("threshold", "")
+    try:
+        threshold = set_threshold(collection.pk, raw)
+    except ValueError as exc:
+        messages.error(request, f"Auto-accept not changed: {exc}.")
+        return redirect("curation:dashboard", slug=slug)
+    if threshold is None:
+        messages.success(request, f"Auto-accept is off for {collection}: every mention waits for a curator.")
+    else:
+        enqueue("tasks.curation.suggest_links_task", collection.pk)
+        messages.success(request, f"Auto-accept at {threshold:.0%} for {collection}: the worker accepts the open mentions "
+                                  "whose top-1 is at least that likely right (reload to see them).")
+    return redirect("curation:dashboard", slug=slug)
 
 
 @require_POST

@@ -19,10 +19,10 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
+from linker.calibration import mention_confidence
 from webapp.corpus.models import Document, Link, Mention
 from webapp.curation.models import Decision
 from webapp.curation.services.decisions import Conflict, CurationError, decide, part_count
-from webapp.curation.services.suggestions import mention_confidence
 
 logger = logging.getLogger(__name__)
 
@@ -79,3 +79,35 @@ def auto_accept(document_ids: Iterable[int], threshold_of: Mapping[int, float]) 
             continue
         accepted += 1
     return accepted
+
+
+# --- the collection's setting ---------------------------------------------------------------------------------
+
+MIN_THRESHOLD = 0.5  # below, the linker's top-1 is more likely wrong than right: no "auto-accept" worth the name
+
+
+def set_threshold(collection_id: int, raw: str) -> float | None:
+    """Set (or, with an empty ``raw``, turn off) a collection's auto-accept threshold; a ValueError names what is
+    wrong with ``raw``. Returns the threshold set."""
+    text = raw.strip().rstrip("%").strip()
+    if not text:
+        threshold = None
+    else:
+        try:
+            threshold = float(text)
+        except ValueError:
+            raise ValueError(f"“{raw}” is not a number: give a confidence between {MIN_THRESHOLD} and 1, e.g. 0.95") from None
+        if raw.strip().endswith("%") or threshold > 1:
+            threshold /= 100  # "95" or "95 %" means 0.95
+        if not MIN_THRESHOLD <= threshold <= 1:
+            raise ValueError(f"the threshold must be between {MIN_THRESHOLD} and 1 (between {MIN_THRESHOLD:.0%} and 100%), "
+                             f"not {raw.strip()}")
+    from webapp.corpus.models import Collection
+
+    Collection.objects.filter(pk=collection_id).update(auto_accept_threshold=threshold)
+    return threshold
+
+
+def auto_accepted(collection_id: int) -> int:
+    """How many of the collection's mentions the linker accepted on its own (not undone)."""
+    return Decision.objects.filter(document__collection_id=collection_id, via=Decision.Via.AUTO, undone_at__isnull=True).count()

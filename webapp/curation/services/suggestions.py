@@ -12,14 +12,13 @@ the re-ranker's, and each suggestion keeps whether its concept's known types con
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 from django.db.models import QuerySet
 
-from linker.calibration import part_features
+from linker.calibration import mention_confidence, part_features
 from linker.rerank import MentionSpan
 from linker.rerank.results import LinkedMention
 from linker.retrieval import Candidate
@@ -74,13 +73,6 @@ def part_confidences(active: ActiveLinker, mentions: Sequence[Mention], linked: 
          for p, q in enumerate(qs)]
         for qs, one in zip(queries, linked, strict=True)
     ]
-
-
-def mention_confidence(parts: Sequence[float | None]) -> float | None:
-    """A mention's confidence: right only if every part's top-1 is (None when a part has none)."""
-    if not parts or any(p is None for p in parts):
-        return None
-    return math.prod(p for p in parts if p is not None)
 
 
 def conflicts(linked: LinkedMention) -> list[bool]:
