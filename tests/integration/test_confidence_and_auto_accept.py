@@ -66,7 +66,7 @@ def test_the_panel_shows_the_confidence_and_says_when_no_concept_is_likely(demo,
     unsure = Mention.objects.filter(document__collection=demo).exclude(text__iexact="hypertension").order_by("pk")
     shown = [client.get(f"/curate/mentions/{m.pk}/panel/").content.decode() for m in unsure]
     doubtful = [p for p in shown if "top-1 27% likely" in p]
-    assert doubtful and all("Probably no concept fits" in p and "below the 50%" in p for p in doubtful)
+    assert doubtful and all("Probably no concept fits" in p and "says NIL below 50%" in p for p in doubtful)
 
 
 def test_a_collection_auto_accepts_above_its_threshold_as_the_linker_without_a_synonym(demo, alice) -> None:  # type: ignore[no-untyped-def]
