@@ -193,3 +193,16 @@ def test_the_api_queues_a_release_with_its_label(tmp_path: Path, alice) -> None:
                              format="multipart")
     assert upload.status_code == 202, upload.content
     assert ImportJob.objects.get(pk=upload.json()["id"]).params["release"] == "uploaded 2024"
+
+
+def test_promoting_the_new_releases_index_carries_the_synonyms_added_to_the_old_one_since(releases, bob) -> None:  # type: ignore[no-untyped-def]
+    from webapp.training.services import promote_index
+
+    old, new, _lost, _file = releases
+    activate_index(build_index(create_index_version(old, None)).pk)
+    carry_over_task(new.pk)  # at import: the synonyms made until then
+    _curator_name(old, "MESH:D006", "soft bones", bob)  # a curator still works on the old release meanwhile
+    assert ("MESH:D006", "soft bones") not in _curator_names(new)
+    promote_index(build_index(create_index_version(new, None)).pk)
+    assert ("MESH:D006", "soft bones") in _curator_names(new)  # not lost when the new release starts serving
+    assert _curator_names(new).count(("MESH:D001", "wheezy chest")) == 1  # nothing copied twice

@@ -300,14 +300,23 @@ def activate_index(index_id: int) -> IndexVersion:
 def promote_index(index_id: int) -> IndexVersion:
     """Activate an index (one atomic switch), then re-link the open mentions of its dictionary's collections.
 
-    Requests in flight keep the Linker object they hold (the old index); new requests load the new one from
+    When the index serves another release than the one it replaces, the curator synonyms of the old release are
+    carried over first. Requests in flight keep the Linker object they hold (the old index); new requests load the new one from
     the registry. The re-linking runs on a worker after commit and only touches open (pending or suggested)
     mentions: a curator's decision keeps the suggestions it was made on.
     """
     from webapp.corpus.detection import requeue_after_activation
     from webapp.corpus.models import Collection
 
+    serving = IndexVersion.objects.filter(
+        dictionary__index_versions__pk=index_id, state=IndexVersion.State.ACTIVE).values_list("dictionary_version_id", flat=True).first()
     index = activate_index(index_id)
+    if serving is not None and serving != index.dictionary_version_id:
+        # A new release starts serving: the synonyms curators added to the old one since its import carry over
+        # now (idempotent: webapp.vocab.releases.carry_over copies nothing twice), so none is lost.
+        from webapp.vocab.releases import carry_over
+
+        carry_over(index.dictionary_version_id)
     for collection_id in Collection.objects.filter(dictionary_id=index.dictionary_id).values_list("pk", flat=True):
         enqueue("tasks.curation.suggest_links_task", collection_id)
     # Documents whose mention detection failed for want of an index: their matcher can run now.
