@@ -52,7 +52,7 @@ def test_admin_creates_a_collection_uploads_pubtator_and_exports_bioc(alice_api:
     created = alice_api.post("/api/collections/", {"slug": "ncbi", "title": "NCBI", "dictionary": "mini"}, format="json")
     assert created.status_code == 201
     assert created.json() == {"slug": "ncbi", "title": "NCBI", "description": "", "dictionary": "mini", "has_gold": False,
-                              "detection": "matcher+tagger", "document_count": 0}
+                              "detection": "matcher+tagger", "auto_accept_threshold": None, "document_count": 0}
 
     response = _upload(alice_api, "ncbi", "small.txt", PUBTATOR.encode(), "pubtator")
     assert response.status_code == 201, response.json()
@@ -148,7 +148,7 @@ def test_dictionary_upload_queues_an_import_job(alice_api: APIClient, settings, 
     response = alice_api.post("/api/dictionaries/upload/", {"file": upload, "slug": "medic", "title": "MEDIC"}, format="multipart")
     assert response.status_code == 202
     job = ImportJob.objects.get()
-    assert (job.kind, job.params) == ("dictionary", {"dictionary_slug": "medic", "title": "MEDIC"})
+    assert (job.kind, job.params) == ("dictionary", {"dictionary_slug": "medic", "title": "MEDIC", "release": None})
     assert job.path.startswith(str(tmp_path / "uploads")) and job.path.endswith("/medic.txt")
 
 
