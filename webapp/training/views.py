@@ -18,6 +18,7 @@ from webapp.core.decorators import admin_required
 from webapp.core.queue import QueueUnavailable
 from webapp.corpus.models import Collection
 from webapp.training.base_encoders import started_from
+from webapp.training.calibration import LINKER_METHODS, nil_decisions
 from webapp.training.errors import RunError
 from webapp.training.evaluation import start_evaluation
 from webapp.training.forms import StartRunForm
@@ -210,6 +211,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "examples": run.examples.count(),
         "curator_examples": run.examples.filter(source="curator", negative=False).count(),
         "negatives": run.examples.filter(negative=True).count(),
+        "nil_decisions": len(nil_decisions(run)) if run.method in LINKER_METHODS else 0,
+        "calibration": (run.encoder.config or {}).get("calibration") if run.encoder is not None else None,
         "evaluations": evaluations,
         "pending": not run.is_finished or any(e.state in ("queued", "running") for e, _ in evaluations),
         "gold_collections": [(c, c.pk in trained_on) for c in Collection.objects.filter(has_gold=True).order_by("slug")],
