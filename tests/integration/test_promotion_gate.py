@@ -226,3 +226,21 @@ def test_the_services_refuse_what_the_forms_would() -> None:
     save_policy(d, enabled=True, every_decisions=5, nightly=False, method="biosyn", params={}, collections=[train])
     with pytest.raises(RunError, match="ncbi-train is training data of the retrain policy"):
         save_gate(d, train, 0.0, None, 20, False)
+
+
+def test_the_promote_command_goes_through_the_gate_unless_told_to_skip_it() -> None:
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    d, dev, _, active = _setup()
+    _gate(d, dev)
+    candidate, _run = _candidate(d)
+    _evaluated(active, dev, 0.885)
+    _evaluated(candidate, dev, 0.872)
+    with pytest.raises(CommandError, match=r"not promoted: the promotion gate refuses it: Acc@1 on ncbi-dev 0.872 is 1.3 "
+                                           r"points below .*--skip-gate overrides it"):
+        call_command("promote_index", str(candidate.pk), stdout=StringIO())
+    assert IndexVersion.objects.get(pk=candidate.pk).state == IndexVersion.State.READY
+    call_command("promote_index", str(candidate.pk), "--skip-gate", stdout=StringIO())
+    assert IndexVersion.objects.get(pk=candidate.pk).state == IndexVersion.State.ACTIVE
