@@ -1,6 +1,7 @@
 """Benchmark: how much curator decisions improve the linker (issue #15); print one JSON object.
 
-    python bench/learning_loop.py [--steps 100,300,1000] [--random-steps 100,300] [--no-retrain] [--no-record]
+    python bench/learning_loop.py [--steps 100,300,1000] [--random-steps 100,300] [--no-retrain]
+                                  [--keep-base DIR | --base-artifact DIR] [--no-record]
 
 On a throwaway database, with the workbench's own services and no worker (every step runs in this process):
 
@@ -64,6 +65,13 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
     from django.conf import settings
     from django.db import connection
 
+    # Every module this run reaches, imported now: a long run must not pick up a half-edited checkout later.
+    for module in ("webapp.curation.services.suggestions", "webapp.curation.services.auto_accept",
+                   "webapp.curation.services.decisions", "webapp.curation.selectors", "webapp.training.execution",
+                   "webapp.training.runs", "webapp.training.services", "webapp.training.registry", "linker.biosyn",
+                   "linker.methods.biosyn", "linker.calibration", "linker.linker", "linker.recipe"):
+        importlib.import_module(module)
+
     data = Path(args.data)
     missing = [rel for rel in (DICTIONARY, TRAIN, NEW) if not (data / rel).is_file()]
     if missing:
@@ -79,7 +87,7 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
     t_start = time.perf_counter()
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            setup, base_index = prepare(data)
+            setup, base_index = prepare(data, args.base_artifact, args.keep_base)
             orders: dict[str, Any] = {}
             plan = [("queue", args.steps), ("random", args.random_steps)]
             for name, steps in plan:
@@ -112,11 +120,13 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
 # --- setup ------------------------------------------------------------------------------------------------------
 
 
-def prepare(data: Path) -> tuple[dict[str, Any], Any]:
+def prepare(data: Path, base_artifact: Path | None, keep_base: Path | None) -> tuple[dict[str, Any], Any]:
     from django.core.management import call_command
 
     from webapp.corpus.models import Collection
+    from webapp.training.models import EncoderModel, IndexVersion
     from webapp.training.services import activate_index
+    from webapp.vocab.models import Dictionary
 
     timings: dict[str, Any] = {}
     t0 = time.perf_counter()
@@ -125,18 +135,31 @@ def prepare(data: Path) -> tuple[dict[str, Any], Any]:
     call_command("import_documents", str(data / TRAIN), "--collection", "ncbi-train", "--dictionary", "ctd", verbosity=0)
     call_command("import_documents", str(data / NEW), "--collection", "bc5cdr-dev", "--dictionary", "ctd", verbosity=0)
     timings["import_s"] = round(time.perf_counter() - t0, 1)
-    _say("training the base linker on NCBI train (BioSyn, CPU defaults) ...")
-    t0 = time.perf_counter()
-    base = train(Collection.objects.get(slug="ncbi-train"), params={}, base_model="")
-    timings["base_train_s"] = round(time.perf_counter() - t0, 1)
-    activate_index(base.index_version_id)
+    if base_artifact is not None:
+        # A base trained by an earlier run of this script (--keep-base): served as an imported linker.
+        _say(f"serving the base linker of {base_artifact} ...")
+        ctd = Dictionary.objects.get(slug="ctd")
+        encoder = EncoderModel.objects.create(name="bench-base", method=EncoderModel.Method.IMPORTED, base_model="",
+                                              artifact_path=str(base_artifact))
+        index = IndexVersion.objects.create(dictionary=ctd, dictionary_version=ctd.latest_version(), encoder=encoder,
+                                            artifact_path=str(base_artifact), state=IndexVersion.State.READY)
+        timings["base"] = str(base_artifact)
+    else:
+        _say("training the base linker on NCBI train (BioSyn, CPU defaults) ...")
+        t0 = time.perf_counter()
+        base = train(Collection.objects.get(slug="ncbi-train"), params={}, base_model="")
+        timings["base_train_s"] = round(time.perf_counter() - t0, 1)
+        timings["base_run"] = base.pk
+        index = base.index_version
+        if keep_base is not None:
+            shutil.copytree(index.artifact_path, keep_base, dirs_exist_ok=True)
+            timings["base_kept_in"] = str(keep_base)
+    activate_index(index.pk)
     t0 = time.perf_counter()
     relink()
     timings["link_s"] = round(time.perf_counter() - t0, 1)
-    timings["base_run"] = base.pk
-    timings["base_metrics"] = {k: v for k, v in (base.metrics or {}).items() if isinstance(v, (int, float))}
     timings["mentions"] = len(gold_by_mention())
-    return timings, base.index_version
+    return timings, index
 
 
 def train(collection: Any, params: dict[str, Any], base_model: str) -> Any:
@@ -352,6 +375,8 @@ if __name__ == "__main__":
     parser.add_argument("--steps", type=_steps, default=[100, 300, 1000], help="decisions after which to measure (queue order)")
     parser.add_argument("--random-steps", type=_steps, default=[100, 300, 1000], help="the same in random order ('' to skip)")
     parser.add_argument("--no-retrain", action="store_true", help="measure the live synonyms only")
+    parser.add_argument("--base-artifact", type=Path, help="serve this linker folder as the base instead of training one")
+    parser.add_argument("--keep-base", type=Path, help="copy the base run's linker folder here (for --base-artifact)")
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--note", default="")
     parser.add_argument("--no-record", dest="record", action="store_false")
