@@ -31,6 +31,7 @@ from webapp.training.errors import RunError
 from webapp.training.index_builds import check_index_build
 from webapp.training.index_progress import LINKER_PHASES, Echo, IndexBuildCancelled, IndexProgressRecorder
 from webapp.training.models import CANCELLED_BY_ADMIN, EncoderModel, IndexVersion
+from webapp.training.signals import index_promoted
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
 logger = logging.getLogger(__name__)
@@ -311,12 +312,9 @@ def promote_index(index_id: int) -> IndexVersion:
     serving = IndexVersion.objects.filter(
         dictionary__index_versions__pk=index_id, state=IndexVersion.State.ACTIVE).values_list("dictionary_version_id", flat=True).first()
     index = activate_index(index_id)
-    if serving is not None and serving != index.dictionary_version_id:
-        # A new release starts serving: the synonyms curators added to the old one since its import carry over
-        # now (idempotent: webapp.vocab.releases.carry_over copies nothing twice), so none is lost.
-        from webapp.vocab.releases import carry_over
-
-        carry_over(index.dictionary_version_id)
+    # A newer release starting to serve carries over the synonyms curators added to the old one since its import
+    # (webapp.vocab.releases.carry_over_on_promotion; idempotent: nothing is copied twice), so none is lost.
+    index_promoted.send(sender=IndexVersion, index=index, previous_version_id=serving)
     for collection_id in Collection.objects.filter(dictionary_id=index.dictionary_id).values_list("pk", flat=True):
         enqueue("tasks.curation.suggest_links_task", collection_id)
     # Documents whose mention detection failed for want of an index: their matcher can run now.

@@ -231,6 +231,13 @@ def _surviving_ids(old: DictionaryVersion, new: DictionaryVersion, concept_ids: 
 # --- carry-over ---------------------------------------------------------------------------------------------
 
 
+def carry_over_on_promotion(sender: Any, index: Any, previous_version_id: int | None, **kwargs: Any) -> None:
+    """When an index over a newer release than the one served before is promoted, carry the curator synonyms
+    added to the old release since the new one's import (webapp.training.signals.index_promoted)."""
+    if previous_version_id is not None and previous_version_id != index.dictionary_version_id:
+        carry_over(index.dictionary_version_id)
+
+
 @transaction.atomic
 def carry_over(version_id: int) -> ReleaseCarryOver:
     """Copy the curator synonyms of the source releases to the surviving concepts of release ``version_id`` and
