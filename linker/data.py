@@ -484,12 +484,20 @@ def iter_pubtator(path: str | Path) -> Iterator[PubTatorDocument]:
 
 # --- format sniffing ---------------------------------------------------------------------------
 
-DICTIONARY_FORMATS = ("medic", "dnorm", "obo")
+DICTIONARY_FORMATS = ("medic", "dnorm", "obo", "umls")
 
 
 def sniff_dictionary_format(path: str | Path) -> str:
-    """'medic', 'dnorm' or 'obo' from the file name and its first non-comment line."""
+    """'medic', 'dnorm' or 'obo' from the file name and its first non-comment line; 'umls' for a folder or a .zip
+    holding a UMLS release's MRCONSO.RRF."""
+    from linker.umls import is_umls_release  # linker.umls reads records of this module
+
+    if is_umls_release(path):
+        return "umls"
     name = Path(path).name.lower()
+    if Path(path).is_dir() or name.endswith(".zip"):
+        raise ParseError(path, 1, "cannot tell the dictionary format: a folder or a .zip is read as a UMLS release, "
+                                  "and this one holds no MRCONSO.RRF (nor a META folder with one)")
     if name.endswith((".obo", ".obo.gz")):
         return "obo"
     for _, line in _lines(path):
@@ -531,6 +539,10 @@ def iter_dictionary(path: str | Path, fmt: str | None = None, include_obsolete: 
         return iter_dnorm_dictionary(path)
     if fmt == "obo":
         return iter_obo(path, include_obsolete=include_obsolete)
+    if fmt == "umls":  # concepts and names only (ENG, every source): the hierarchy is the importer's business
+        from linker.umls import UmlsFilter, UmlsRelease, iter_concepts
+
+        return iter_concepts(UmlsRelease(path), UmlsFilter())
     raise ValueError(f"unknown dictionary format {fmt!r}; expected one of {', '.join(DICTIONARY_FORMATS)}")
 
 

@@ -131,6 +131,15 @@ class DictionaryUploadSerializer(serializers.Serializer):
         required=False, allow_blank=True, max_length=120,
         help_text="The release's label (default: from the file's header, else its name and checksum).",
     )
+    sources = serializers.CharField(
+        required=False, allow_blank=True, max_length=2000,
+        help_text="A UMLS release (.zip of its META folder): the sources (SAB) whose names are imported, e.g. MSH,OMIM,HPO "
+                  "(default: every source).",
+    )
+    languages = serializers.CharField(
+        required=False, allow_blank=True, max_length=200,
+        help_text="A UMLS release: the languages (LAT) whose names are imported, e.g. ENG,FRE (default: ENG).",
+    )
 
 
 # --- collections and documents -------------------------------------------------------------------------

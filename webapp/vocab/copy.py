@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db import connection, models
 
-__all__ = ["copy_rows", "max_length"]
+__all__ = ["copy_rows", "copy_into", "max_length"]
 
 
 def max_length(model: type[models.Model], field_name: str) -> int:
@@ -29,9 +29,14 @@ def copy_rows(model: type[models.Model], fields: Sequence[str], rows: Iterable[S
     Columns left out take their database default (the identity id, NULL). Errors come back as Django's
     ``DatabaseError`` subclasses, as for any other query.
     """
+    return copy_into(model._meta.db_table, [_column(model, f) for f in fields], rows)
+
+
+def copy_into(table_name: str, column_names: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
+    """COPY rows into a table by its own name and column names (a staging table an importer created)."""
     quote = connection.ops.quote_name
-    table = quote(model._meta.db_table)
-    columns = ", ".join(quote(_column(model, f)) for f in fields)
+    table = quote(table_name)
+    columns = ", ".join(quote(c) for c in column_names)
     count = 0
     with connection.wrap_database_errors, connection.cursor() as cursor:
         with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:

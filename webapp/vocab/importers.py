@@ -1,4 +1,5 @@
-"""Import a dictionary release (MEDIC TSV, DNorm/BioSyn text, OBO) as one new DictionaryVersion.
+"""Import a dictionary release (MEDIC TSV, DNorm/BioSyn text, OBO; UMLS RRF in :mod:`webapp.vocab.umls`) as one new
+DictionaryVersion.
 
 Why it is written this way:
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
@@ -60,6 +61,10 @@ def import_dictionary(
     fmt: str | None = None,
     release: str | None = None,
     include_obsolete: bool = False,
+    sources: str | Sequence[str] | None = None,
+    languages: str | Sequence[str] | None = None,
+    include_suppressed: bool = False,
+    hierarchy: str = "auto",
     user: Any = None,
     progress: Progress | None = None,
 ) -> ImportReport:
@@ -72,15 +77,32 @@ def import_dictionary(
     Raises :class:`linker.data.ParseError` (``path:line: message``) for a malformed file,
     ``FileNotFoundError`` for a missing one and ``ValueError`` for bad arguments or a file without concepts;
     the database is then exactly as it was before the call.
+
+    A UMLS release (``fmt="umls"``: a folder or a .zip of RRF files) takes the options ``sources`` (SABs, e.g.
+    "MSH,OMIM,HPO"; default every source), ``languages`` (LATs; default "ENG"), ``include_suppressed`` and
+    ``hierarchy`` (:data:`linker.umls.HIERARCHY_SOURCES`); see :mod:`webapp.vocab.umls`.
     """
     started = time.perf_counter()
-    path = input_path(path)
+    path = input_path(path, folder=True)
     _check_slug(dictionary_slug)
     check_label(title, "dictionary title", _TITLE_MAX)
     check_label(release, "release label")  # a longer one is cut to the column, as it always was
     fmt = fmt or sniff_dictionary_format(path)
     if fmt not in DICTIONARY_FORMATS:
         raise ValueError(f"unknown dictionary format {fmt!r}; expected one of {', '.join(DICTIONARY_FORMATS)}")
+    if fmt == "umls":
+        from linker.umls import UmlsFilter
+        from webapp.vocab.umls import import_umls, parse_list
+
+        keep = UmlsFilter(languages=parse_list(languages) if languages is not None else ("ENG",),
+                          sources=parse_list(sources), include_suppressed=include_suppressed)
+        return import_umls(path, dictionary_slug=dictionary_slug, title=title, release=release, keep=keep,
+                           hierarchy=hierarchy, user=user, progress=progress)
+    if sources or languages or include_suppressed or hierarchy != "auto":
+        raise ValueError("sources, languages, suppressed rows and the hierarchy source are options of a UMLS release "
+                         f"(format umls), not of {fmt}")
+    if path.is_dir():
+        raise ValueError(f"{path}: a folder; only a UMLS release (format umls) is imported from a folder")
     checksum = file_sha256(path)
     # A NUL in the header's label is cut off there: PostgreSQL stores none, and the rest is no label anyway.
     label = (release or read_release(path).partition("\x00")[0] or f"{path.name} sha256:{checksum[:12]}")[:_RELEASE_MAX]
@@ -123,10 +145,7 @@ def import_dictionary(
 
             queue_carry_over(version)
 
-    # Fresh statistics for the planner: right after a large import PostgreSQL would otherwise pick a
-    # sequential scan over the trigram index for concept search (seen: 535 ms instead of 20-60 ms).
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE vocab_name; ANALYZE vocab_concept; ANALYZE vocab_hierarchyedge")
+    analyze_vocab()
     report = writer.report
     report.seconds = round(time.perf_counter() - started, 3)
     report.message = (
@@ -134,6 +153,13 @@ def import_dictionary(
         f"{report.edges} edges, {report.known_types} known types in {report.seconds:.1f} s"
     )
     return report
+
+
+def analyze_vocab() -> None:
+    """Fresh statistics for the planner: right after a large import PostgreSQL would otherwise pick a
+    sequential scan over the trigram index for concept search (seen: 535 ms instead of 20-60 ms)."""
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE vocab_name; ANALYZE vocab_concept; ANALYZE vocab_hierarchyedge")
 
 
 # --- the dictionary row -------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ class DictionaryVersion(models.Model):
         MEDIC = "medic", "MEDIC TSV (CTD_diseases.tsv)"
         DNORM = "dnorm", "DNorm/BioSyn dictionary text"
         OBO = "obo", "OBO ontology"
+        UMLS = "umls", "UMLS Metathesaurus release (RRF)"
         DEMO = "demo", "Demo data written by the workbench"
 
     dictionary = models.ForeignKey(Dictionary, on_delete=models.CASCADE, related_name="versions")

@@ -72,8 +72,11 @@ class VersionWriter:
     are kept as (child pk, parent id) until the end, then resolved against every concept of the version.
     """
 
-    def __init__(self, version: DictionaryVersion, path: Path, fmt: str) -> None:
+    def __init__(self, version: DictionaryVersion, path: Path, fmt: str, keep_ids: bool = True) -> None:
         self.version = version
+        # Every concept id -> pk, for the edges resolved at the end; an importer that resolves its edges in SQL
+        # (UMLS: millions of concepts) keeps none.
+        self.keep_ids = keep_ids
         self.path = path
         self.fmt = fmt
         self.now = timezone.now()
@@ -103,7 +106,8 @@ class VersionWriter:
             )
         except DatabaseError as exc:
             raise ParseError(self.path, first, f"the database refused a record of lines {first}-{last}: {_reason(exc)}") from exc
-        self.pk_by_id.update(pks)
+        if self.keep_ids:
+            self.pk_by_id.update(pks)
         for record in records:
             pk = pks[record.concept_id]
             self.pending_edges.extend((pk, parent) for parent in dict.fromkeys(record.parents))
@@ -191,15 +195,18 @@ class VersionWriter:
             )
         if loops:
             self.report.warnings.append(f"skipped {loops} {IS_A} edges from a term to itself")
-        self._warn_cycles(list(rows))
+        self.warn_cycles(list(rows))
 
-    def _warn_cycles(self, edges: list[tuple[int, int]]) -> None:
+    def warn_cycles(self, edges: list[tuple[int, int]]) -> None:
         """A cycle (A is_a B is_a A) is kept as written, since walks up the hierarchy stop where they repeat, but
         it is an error of the ontology a curator should hear about: it makes A and B each other's ancestors."""
         cycles = hierarchy_cycles(edges)
         if not cycles:
             return
-        concept_id = {pk: cid for cid, pk in self.pk_by_id.items()}
+        members = {pk for cycle in cycles for pk in cycle}
+        concept_id = {pk: cid for cid, pk in self.pk_by_id.items() if pk in members}
+        if len(concept_id) < len(members):  # ids not kept in memory (keep_ids=False): read the few needed
+            concept_id.update(Concept.objects.filter(pk__in=members - concept_id.keys()).values_list("pk", "concept_id"))
         examples = sorted(" -> ".join(concept_id[pk] for pk in cycle) for cycle in cycles)
         shown = "; ".join(examples[:3]) + ("; ..." if len(examples) > 3 else "")
         self.report.warnings.append(

@@ -58,6 +58,8 @@ class ImportJobViewSet(RejectNulMixin, mixins.CreateModelMixin, mixins.RetrieveM
             raise ValidationError({"path": [f"{v['path']} is not a readable file"]})
         if v["kind"] == ImportJob.Kind.DICTIONARY:
             params = {"dictionary_slug": v["slug"], "title": v.get("title") or None, "release": v.get("release") or None}
+            # A UMLS release's filters, only when given: the job of any other file has the params it always had.
+            params.update({k: v[k] for k in ("sources", "languages") if v.get(k)})
         else:
             params = {"collection_slug": v["slug"], "title": v.get("title") or None, "dictionary_slug": v.get("dictionary"),
                       "format": v["format"]}
@@ -69,7 +71,8 @@ class ImportJobViewSet(RejectNulMixin, mixins.CreateModelMixin, mixins.RetrieveM
 
 
 class DictionaryUploadView(RejectNulMixin, GenericAPIView):
-    """Admins upload a dictionary file (MEDIC TSV, DNorm text, OBO); a worker imports it as a new release."""
+    """Admins upload a dictionary file (MEDIC TSV, DNorm text, OBO, a .zip of a UMLS release); a worker imports it as a
+    new release."""
 
     permission_classes = [IsAdmin]
     parser_classes = [MultiPartParser, FormParser]
@@ -89,6 +92,8 @@ class DictionaryUploadView(RejectNulMixin, GenericAPIView):
         try:
             path = save_upload(v["file"], folder)
             params = {"dictionary_slug": v["slug"], "title": v.get("title") or None, "release": v.get("release") or None}
+            # A UMLS release's filters, only when given: the job of any other file has the params it always had.
+            params.update({k: v[k] for k in ("sources", "languages") if v.get(k)})
             job = queue_import(ImportJob.Kind.DICTIONARY, path, params, user=request.user)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
