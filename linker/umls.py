@@ -276,7 +276,9 @@ def iter_concepts(release: UmlsRelease, keep: UmlsFilter, counter: list[int] | N
             yield from flush()
             cui, start, rows, codes = row_cui, lineno, [], {}
         lat, ts, stt, ispref, aui, sab, code, text, suppress = f[1], f[2], f[4], f[6], f[7], f[11], f[13], f[14], f[16]
-        if auis is not None and aui:
+        if not _AUI.fullmatch(aui):
+            raise ParseError(where, lineno, f"AUI {aui[:40]!r} is not A followed by digits")
+        if auis is not None:
             auis.append((aui, cui))
         if not keep.keeps(lat, sab, suppress):
             continue

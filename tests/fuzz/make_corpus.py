@@ -202,6 +202,22 @@ def obo_seed(terms: list[str] | None = None, header: str = OBO_HEADER) -> str:
     return header + "\n".join(OBO_TERMS if terms is None else terms) + "\n[Typedef]\nid: part_of\nname: part of\n"
 
 
+UMLS_FIXTURE = HERE.parent / "fixtures" / "umls" / "2099AA" / "META"  # an invented release (UMLS is licensed)
+
+
+def umls_seed(drop: tuple[str, ...] = (), **replace: list[str]) -> dict[str, str]:
+    """The fixture release's RRF files (a folder the test zips, as an upload is), with files dropped or replaced
+    by lists of lines (keyword: the file's name without .RRF)."""
+    files = {p.name: p.read_text(encoding="utf-8") for p in sorted(UMLS_FIXTURE.glob("*.RRF")) if p.name not in drop}
+    for stem, lines in replace.items():
+        files[f"{stem}.RRF"] = "".join(line + "\n" for line in lines)
+    return files
+
+
+def umls_lines(stem: str) -> list[str]:
+    return (UMLS_FIXTURE / f"{stem}.RRF").read_text(encoding="utf-8").splitlines()
+
+
 def text_seed() -> str:
     return f"{TITLE}\n\n{ABSTRACT}\n"
 
@@ -216,6 +232,7 @@ SEED_FILES: dict[str, tuple[str, str | dict[str, str]]] = {
     "dnorm": ("dnorm.txt", dnorm_seed()),
     "text": ("note.txt", text_seed()),
     "obo": ("terms.obo", obo_seed()),
+    "umls": ("2099AA", umls_seed()),
 }
 
 # --- shared malformations -------------------------------------------------------------------------------
@@ -606,6 +623,51 @@ def text_cases() -> list[Case]:
     ]
 
 
+def umls_cases() -> list[Case]:
+    conso, sty, rel, hier = (umls_lines(stem) for stem in ("MRCONSO", "MRSTY", "MRREL", "MRHIER"))
+
+    def conso_with(at: int, line: str) -> list[str]:  # line ``at`` (1-based) replaced
+        return [*conso[: at - 1], line, *conso[at:]]
+
+    first = conso[0].split("|")
+
+    def row(**fields: str) -> str:  # the first row with some columns changed
+        cols = dict(zip("CUI LAT TS LUI STT SUI ISPREF AUI SAUI SCUI SDUI SAB TTY CODE STR SRL SUPPRESS CVF".split(), first, strict=False))  # not the empty piece after the last pipe
+        cols.update(fields)
+        return "|".join(cols.values()) + "|"
+
+    english = [line for line in conso if "|ENG|" in line]
+    return [
+        Case("bad-cui", umls_seed(MRCONSO=conso_with(1, row(CUI="X9000001"))), "ParseError", ["MRCONSO.RRF", "CUI 'X9000001' is not C followed by 7 digits"], line=1),
+        Case("too-few-fields", umls_seed(MRCONSO=conso_with(2, conso[1].rsplit("|", 3)[0] + "||")), "ParseError", ["expected 18 fields (CUI|LAT|TS|", "found 17"], line=2),
+        Case("no-trailing-pipe", umls_seed(MRCONSO=conso_with(3, conso[2][:-1])), "ParseError", ["expected 18 fields", "found 17"], line=3),
+        Case("not-sorted", umls_seed(MRCONSO=[conso[3], *conso[:3], *conso[4:]]), "ParseError", ["CUI C9000001 comes after C9000002", "sorted by CUI"], line=2),
+        Case("bad-aui", umls_seed(MRCONSO=conso_with(1, row(AUI="9000001"))), "ParseError", ["AUI '9000001' is not A followed by digits"], line=1),
+        Case("latin1-name", {**umls_seed(drop=("MRCONSO.RRF",)), "MRCONSO.RRF": ("\n".join(conso[:4]) + "\n").encode() + row(CUI="C9000003", STR="x").encode().replace(b"|x|", b"|" + LATIN1 + b"|") + b"\n"}, "ParseError", ["not UTF-8 text"], line=5),
+        Case("nul-in-name", umls_seed(MRCONSO=conso_with(1, row(STR="Zorb\x00lax"))), "ParseError", ["concept C9000001: field 'preferred_name' contains a NUL character"], line=1),
+        Case("empty-name", umls_seed(MRCONSO=conso_with(1, row(STR=""))), "ParseError", ["CUI C9000001: empty STR"], line=1),
+        Case("absurdly-long-name", umls_seed(MRCONSO=conso_with(1, row(STR=LONG))), "ParseError", ["concept C9000001: field 'preferred_name' holds a name of 12,000 characters"], line=1),
+        Case("no-english-name", umls_seed(MRCONSO=[line for line in conso if "|ENG|" not in line]), "ValueError", ["MRCONSO.RRF: no concepts: no row is left after the filters (languages ENG"]),
+        Case("no-mrconso", umls_seed(drop=("MRCONSO.RRF",)), "ValueError", ["not a UMLS release", "holds no MRCONSO.RRF"]),
+        Case("mrsty-bad-tui", umls_seed(MRSTY=[*sty[:2], sty[2].replace("|T184|", "|184|"), *sty[3:]]), "ParseError", ["MRSTY.RRF", "TUI '184' is not T followed by 3 digits"], line=3),
+        Case("mrsty-nul-in-label", umls_seed(MRSTY=[sty[0].replace("Disease", "Dis\x00ease"), *sty[1:]]), "ParseError", ["MRSTY.RRF", "TUI T047: STY contains a NUL character"], line=1),
+        Case("mrhier-bad-paui", umls_seed(MRHIER=[*hier[:1], hier[1].replace("|A9000001|MSH", "|X1|MSH"), *hier[2:]]), "ParseError", ["MRHIER.RRF", "PAUI 'X1' is not A followed by digits"], line=2),
+        Case("mrhier-too-many-fields", umls_seed(MRHIER=[*hier, hier[0] + "extra|"]), "ParseError", ["MRHIER.RRF", "expected 9 fields", "found 10"], line=len(hier) + 1),
+        Case("mrrel-bad-cui2", umls_seed(drop=("MRHIER.RRF",), MRREL=[rel[0].replace("|PAR|C9000001|", "|PAR|C900000|"), *rel[1:]]), "ParseError", ["MRREL.RRF", "CUI2 'C900000' is not C followed by 7 digits"], line=1),
+        Case("only-english-rows-cut-short", umls_seed(MRCONSO=english[:2] + [english[2][:30]]), "ParseError", ["expected 18 fields", "found 6"], line=3),
+        Case("sniffed-zip-without-mrconso", {"notes.txt": "Zorblax disorder\n"}, "ParseError", ["a folder or a .zip is read as a UMLS release", "holds no MRCONSO.RRF"], line=1, sniff=True),
+        Case("damaged-member.zip", damaged_umls_member(), "ValueError", ["damaged-member.zip/MRCONSO.RRF: unreadable or damaged file"]),
+    ]
+
+
+def damaged_umls_member() -> bytes:
+    """A stored archive of the fixture release whose MRCONSO bytes were changed after its CRC was written."""
+    data = bytearray(zip_of(umls_seed(), zipfile.ZIP_STORED))
+    at = bytes(data).index(b"Zorblax disorder")
+    data[at] ^= 0x20
+    return bytes(data)
+
+
 CASES = {
     "pubtator": pubtator_cases,
     "bioc-xml": bioc_xml_cases,
@@ -616,6 +678,7 @@ CASES = {
     "dnorm": dnorm_cases,
     "obo": obo_cases,
     "text": text_cases,
+    "umls": umls_cases,
 }
 
 HEADER = """\
