@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from linker.data import DICTIONARY_FORMATS, PubTatorDocument, iter_dictionary, iter_pubtator, iter_texts
 from linker.detect.merge import RULES
+from linker.device import choose_device
 from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
 from linker.encoders.registry import load_encoder
@@ -75,10 +76,12 @@ def build_index_main(
     first_stage: str | Path | None = None,
     cascade: str = "exact",
     sparse_search: bool = True,
+    device: str | None = None,
 ) -> dict[str, Any]:
     """An artifact folder from a dictionary file (+ training mentions merged) and an encoder folder (any kind;
     a linker artifact stands for its encoder). ``first_stage``: a fast encoder (BNE, DAN) indexed in front of
-    the transformer, with the transformer encoding only what ``cascade`` says."""
+    the transformer, with the transformer encoding only what ``cascade`` says. A transformer encodes on
+    :func:`linker.device.choose_device` (``device``, else LINKER_DEVICE, else CUDA where there is one)."""
     from linker.protocol import training_pairs
 
     text_cfg = TextConfig()
@@ -86,9 +89,12 @@ def build_index_main(
     merged = 0
     if merge_train:
         merged = len(table.add(training_pairs(_read_docs(merge_train), table, Preprocessor(text_cfg), mention_types)))
-    encoder: NameEncoder | None = None if sparse_only else (
-        load_encoder(encoder_folder(encoder_path), quantize=False) if encoder_path else TransformerEncoder()
-    )
+    encoder: NameEncoder | None = None
+    if not sparse_only:
+        target = choose_device(device)
+        encoder = load_encoder(encoder_folder(encoder_path), device=target) if encoder_path else TransformerEncoder()
+        if isinstance(encoder, TransformerEncoder):
+            encoder.place(target)
     fast = load_encoder(encoder_folder(first_stage)) if first_stage and encoder is not None else None
     config = LinkerConfig(
         text=text_cfg,
@@ -102,7 +108,9 @@ def build_index_main(
                           first_stage_encoder=fast)
     elapsed = time.perf_counter() - t0
     linker.save(out)
-    return {"names": len(table), "merged_train_names": merged, "build_s": elapsed, "names_per_s": len(table) / elapsed}
+    return {"names": len(table), "merged_train_names": merged, "build_s": elapsed, "names_per_s": len(table) / elapsed,
+            "encode_device": linker.metadata.get("encode_device"),
+            "encode_batch_size": linker.metadata.get("encode_batch_size")}
 
 
 def encoder_folder(path: str | Path) -> Path:
@@ -368,12 +376,14 @@ def evaluate_main(
     mode: Mode | None = None,
     k: int = 20,
     rerank: bool = True,
+    device: str | None = None,
 ) -> dict[str, float]:
     """Acc@1/Acc@5 (composites correct only if every part is) of an artifact on PubTator gold mentions; an
-    artifact with a re-ranker is scored re-ranked, each mention in its document (``rerank=False``: not)."""
+    artifact with a re-ranker is scored re-ranked, each mention in its document (``rerank=False``: not). Queries
+    are encoded on :func:`linker.device.choose_device` (``device``)."""
     from linker.protocol import build_eval_set
 
-    linker = Linker.load(artifact, strict_rerank=True)
+    linker = Linker.load(artifact, strict_rerank=True, device=choose_device(device))
     docs = _read_docs(eval_files)
     eval_set = build_eval_set(docs, linker.table, linker.preprocessor, mention_types)
     t0 = time.perf_counter()
@@ -396,7 +406,7 @@ def evaluate_main(
 
 def calibrate_main(
     artifact: str | Path, gold_files: Sequence[str | Path], mention_types: set[str] | None = None, k: int = 20,
-    nil_file: str | Path | None = None,
+    nil_file: str | Path | None = None, device: str | None = None,
 ) -> dict[str, Any]:
     """Fit the artifact's confidence calibration (:mod:`linker.calibration`) on PubTator gold mentions (a held-out
     set, never the training data) and, optionally, mentions known to have no concept (a file of one mention a
@@ -404,7 +414,7 @@ def calibrate_main(
     from linker.calibration import fit_calibration, labelled_examples, nil_examples, reliability
     from linker.protocol import build_eval_set
 
-    linker = Linker.load(artifact, strict_rerank=True)
+    linker = Linker.load(artifact, strict_rerank=True, device=choose_device(device))
     docs = _read_docs(gold_files)
     eval_set = build_eval_set(docs, linker.table, linker.preprocessor, mention_types)
     queries = [m.queries for m in eval_set]
@@ -434,13 +444,15 @@ def _link_with_mode(linker: Linker, queries: list[list[str]], k: int, mode: Mode
     return out
 
 
-def link_main(artifact: str | Path, inputs: Sequence[str | Path], output: TextIO, k: int = 10) -> int:
+def link_main(
+    artifact: str | Path, inputs: Sequence[str | Path], output: TextIO, k: int = 10, device: str | None = None
+) -> int:
     """PubTator files: link every annotated mention with its document as context (re-ranked when the artifact
     has a re-ranker); other files: one mention per line. Writes one JSON object per mention; returns the
-    number written."""
+    number written. Mentions are encoded on :func:`linker.device.choose_device` (``device``)."""
     from linker.rerank import MentionSpan
 
-    linker = Linker.load(artifact)
+    linker = Linker.load(artifact, device=choose_device(device))
     written = 0
     for path in inputs:
         path = Path(path)
@@ -550,6 +562,9 @@ def _tagger_config(args: argparse.Namespace) -> TaggerRecipeConfig:
     return replace(TaggerRecipeConfig(), **{k: v for k, v in given.items() if v is not None})
 
 
+DEVICE_HELP = "cpu, cuda, cuda:1 ... (default: LINKER_DEVICE, else cuda if there is one)"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m linker", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -570,6 +585,7 @@ def _parser() -> argparse.ArgumentParser:
                         "name; off: every query")
     b.add_argument("--no-sparse-search", action="store_true",
                    help="tf-idf scores the dense candidates only (no search over all names; faster)")
+    b.add_argument("--device", help=DEVICE_HELP)
 
     t = sub.add_parser("train", help="train a linker (BioSyn, BNE or DAN) -> artifact folder")
     t.add_argument("--method", choices=["biosyn", "bne", "dan"], default="biosyn",
@@ -690,18 +706,21 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--mention-types")
     e.add_argument("--mode", choices=["hybrid", "dense", "sparse"])
     e.add_argument("--no-rerank", action="store_true", help="score the retriever alone even with a re-ranker")
+    e.add_argument("--device", help=DEVICE_HELP)
 
     ca = sub.add_parser("calibrate", help="fit an artifact's top-1 confidence (and NIL threshold) on held-out gold")
     ca.add_argument("--artifact", required=True)
     ca.add_argument("--gold", nargs="+", required=True, help="PubTator files with gold mentions (not the training data)")
     ca.add_argument("--mention-types")
     ca.add_argument("--nil", help="a file of mentions that have no concept, one a line (teaches the NIL threshold)")
+    ca.add_argument("--device", help=DEVICE_HELP)
 
     li = sub.add_parser("link", help="link mentions of PubTator or one-mention-a-line files -> JSON lines")
     li.add_argument("--artifact", required=True)
     li.add_argument("inputs", nargs="+")
     li.add_argument("--k", type=int, default=10)
     li.add_argument("--output", help="default: stdout")
+    li.add_argument("--device", help=DEVICE_HELP)
 
     d = sub.add_parser("detect", help="find mentions in PubTator or plain text files (a document a line) -> JSON lines")
     d.add_argument("--in", dest="inputs", action="append", required=True, help="a .PubTator or .txt file; repeat")
@@ -723,7 +742,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        _types(args.mention_types), args.index, args.sparse_weight,
                                        sparse_only=args.sparse_only, quantize=args.quantize,
                                        first_stage=args.first_stage, cascade=args.cascade,
-                                       sparse_search=not args.no_sparse_search)
+                                       sparse_search=not args.no_sparse_search, device=args.device)
     elif args.command == "train" and args.method == "biosyn":
         result = train_main(args.dictionary, args.train, args.out, _train_config(args), _types(args.mention_types),
                             args.base_model, args.log)
@@ -757,16 +776,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = detect_main(args.inputs, fh, args.tagger, args.dictionary, args.dictionary_format, args.rule,
                                  args.batch_size, args.device)
     elif args.command == "calibrate":
-        result = calibrate_main(args.artifact, args.gold, _types(args.mention_types), nil_file=args.nil)
+        result = calibrate_main(args.artifact, args.gold, _types(args.mention_types), nil_file=args.nil,
+                                device=args.device)
     elif args.command == "evaluate":
         result = evaluate_main(args.artifact, args.eval, _types(args.mention_types), args.mode,
-                               rerank=not args.no_rerank)
+                               rerank=not args.no_rerank, device=args.device)
     else:
         if args.output:
             with open(args.output, "w", encoding="utf-8") as fh:
-                result = {"written": link_main(args.artifact, args.inputs, fh, args.k)}
+                result = {"written": link_main(args.artifact, args.inputs, fh, args.k, args.device)}
         else:
-            result = {"written": link_main(args.artifact, args.inputs, sys.stdout, args.k)}
+            result = {"written": link_main(args.artifact, args.inputs, sys.stdout, args.k, args.device)}
             print(json.dumps(result), file=sys.stderr)
             return 0
     print(json.dumps(result, indent=2, default=str))

@@ -27,8 +27,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from linker.calibration import Calibration
 from linker.data import ConceptRecord, PubTatorDocument
+from linker.device import device_label
 from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
 from linker.encoders.registry import load_encoder
@@ -41,7 +44,8 @@ from linker.retrieval import Candidate, FirstStage, HybridRetriever, RetrievalCo
 from linker.sparse import SparseEncoder
 from linker.text import Preprocessor, TextConfig
 
-__all__ = ["Linker", "LinkerConfig", "ARTIFACT_FORMAT", "BuildProgress", "BUILD_PHASES", "annotation_counts"]
+__all__ = ["Linker", "LinkerConfig", "ARTIFACT_FORMAT", "BuildProgress", "BUILD_PHASES", "annotation_counts",
+           "encoding_device"]
 
 
 def annotation_counts(
@@ -60,6 +64,18 @@ def annotation_counts(
     return counts
 
 ARTIFACT_FORMAT = 1
+
+
+def encoding_device(encoder: NameEncoder) -> torch.device:
+    """Where ``encoder.encode`` computes: a transformer's model (the CPU for its int8 copy), else the device of the
+    module's weights (BNE and DAN, kept on the CPU unless a trainer moved them)."""
+    if isinstance(encoder, TransformerEncoder):
+        return encoder.encode_device
+    if isinstance(encoder, torch.nn.Module):
+        first = next(encoder.parameters(), None)
+        if first is not None:
+            return first.device
+    return torch.device("cpu")
 
 # ``progress(phase, done, total)`` of :meth:`Linker.build`: each phase is reported when it starts (done = 0) and as
 # it advances; "encode" and "first-stage" count distinct names. It may raise to stop the build (nothing is written:
@@ -157,6 +173,8 @@ class Linker:
         ``first_stage_encoder``: a fast encoder (BNE, DAN) indexed beside ``encoder`` and searched first (see
         ``RetrievalConfig.cascade``: with "exact" the transformer encodes only queries that are not a name).
         ``progress``: see :data:`BuildProgress` (the feature cache path reports no per-name progress).
+        The encoder computes where it is (:meth:`TransformerEncoder.place`, ``load_encoder(device=...)``); the
+        metadata records that device (``encode_device``) and the names per forward pass (``encode_batch_size``).
         """
         config = config or LinkerConfig()
         table = dictionary if isinstance(dictionary, NameTable) else NameTable.from_records(dictionary, config.text)
@@ -178,6 +196,10 @@ class Linker:
             transformer = encoder if isinstance(encoder, TransformerEncoder) else None
             if transformer is not None and config.quantize and not transformer.quantized:
                 transformer.quantize()
+            device = encoding_device(encoder)
+            meta["encode_device"] = device_label(device)
+            meta["encode_batch_size"] = (transformer.run_batch_size(config.encode_batch_size) if transformer is not None
+                                         else config.encode_batch_size)
             t0 = time.perf_counter()
             if feature_cache is not None and transformer is not None and not transformer.quantized:
                 start("encode", len(table))
@@ -377,9 +399,14 @@ class Linker:
             self.calibration.save(folder)
 
     @classmethod
-    def load(cls, folder: str | Path, quantize: bool | None = None, strict_rerank: bool = False) -> Linker:
+    def load(
+        cls, folder: str | Path, quantize: bool | None = None, strict_rerank: bool = False,
+        device: torch.device | str | None = None,
+    ) -> Linker:
         """Load an artifact. A ``rerank/`` folder that does not fit this linker is refused: the linker ranks
-        by the retriever and ``reranker_problem`` says why (``strict_rerank``: raise :class:`RerankerError`)."""
+        by the retriever and ``reranker_problem`` says why (``strict_rerank``: raise :class:`RerankerError`).
+        ``device``: where the transformer encodes queries (None: the CPU; batch jobs pass
+        :func:`linker.device.choose_device`); a quantised artifact stays on the CPU, and so do BNE and DAN."""
         folder = Path(folder)
         payload = json.loads((folder / "config.json").read_text())
         if payload.get("format") != ARTIFACT_FORMAT:
@@ -392,7 +419,7 @@ class Linker:
         sparse = SparseEncoder.load(folder / "sparse")
         encoder = index = None
         if payload.get("has_encoder"):
-            encoder = load_encoder(folder / "encoder", quantize=config.quantize)
+            encoder = load_encoder(folder / "encoder", quantize=config.quantize, device=device)
             index = DenseIndex.load(folder / "index")
         first_stage = None
         if encoder is not None and (folder / "first_stage" / "encoder").is_dir():

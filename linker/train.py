@@ -24,6 +24,9 @@ import numpy as np
 import torch
 from torch import nn
 
+# The one device choice (LINKER_DEVICE, else CUDA where there is one); index builds and linking use it too.
+from linker.device import choose_device
+
 __all__ = [
     "TrainerConfig",
     "BioSynConfig",
@@ -181,12 +184,6 @@ class TrainingTask(Protocol):
     def save(self, folder: Path) -> None:
         """Write a checkpoint into ``folder``."""
         ...
-
-
-def choose_device(prefer: str | None = None) -> torch.device:
-    if prefer:
-        return torch.device(prefer)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def seed_everything(seed: int) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
+_DEVICE = re.compile(r"(auto|cpu|cuda(:\d+)?)\Z")
 
 
 def envstr(name: str, default: str = "") -> str:
@@ -44,3 +46,15 @@ def envlist(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def envdevice(name: str, default: str) -> str:
+    """A torch device the linker computes on (``auto``, ``cpu``, ``cuda``, ``cuda:N``); whether this machine has it is
+    checked where it is used (linker.device.parse_device), so a web host without a GPU may carry a worker's value."""
+    raw = os.environ.get(name)
+    value = (raw or "").strip().lower()
+    if not value:
+        return default
+    if not _DEVICE.match(value):
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a device (use auto, cpu, cuda or cuda:N)")
+    return value

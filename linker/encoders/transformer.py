@@ -20,11 +20,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from linker.device import encode_batch_size
+
 __all__ = ["TransformerEncoder", "ProjectionHead", "default_base_model", "model_depth", "Pooling", "cached_features"]
 
 Pooling = Literal["cls", "mean"]
 _CONFIG_FILE = "encoder.json"
-_CPU_BATCH = 64
 
 
 def default_base_model() -> Path:
@@ -153,6 +154,20 @@ class TransformerEncoder(nn.Module):
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
+    @property
+    def encode_device(self) -> torch.device:
+        """Where :meth:`encode` runs: the model's device, the CPU for the int8 copy."""
+        return torch.device("cpu") if self._quantized is not None else self.device
+
+    def place(self, device: torch.device | str) -> torch.device:
+        """Move the model and its head to ``device`` for encoding; returns where :meth:`encode` now runs. A quantised
+        encoder stays on the CPU: its int8 copy is a CPU kernel, and the index it built holds its vectors."""
+        if self._quantized is None:
+            self.model.to(device)
+            if self.head is not None:
+                self.head.to(device)
+        return self.encode_device
+
     def tokenize(self, texts: Sequence[str], max_length: int | None = None) -> dict[str, torch.Tensor]:
         batch = self.tokenizer(
             list(texts),
@@ -200,12 +215,10 @@ class TransformerEncoder(nn.Module):
 
     def run_batch_size(self, batch_size: int) -> int:
         """The batch size :meth:`encode` runs with when asked for ``batch_size`` (over texts sorted by length)."""
-        device = torch.device("cpu") if self._quantized is not None else self.device
-        if device.type == "cpu":
-            # On a CPU a large batch buys nothing (no parallelism left to fill) and pads more: 300 mentions
-            # in one batch are all padded to the longest. Length-sorted micro-batches of 64 measured fastest.
-            return min(batch_size, _CPU_BATCH)
-        return batch_size
+        # On a CPU a large batch buys nothing (no parallelism left to fill) and pads more: 300 mentions in one
+        # batch are all padded to the longest; length-sorted micro-batches of 64 measured fastest. A GPU wants
+        # large ones (linker.device.encode_batch_size).
+        return encode_batch_size(self.encode_device, batch_size)
 
     def encode(
         self,
@@ -224,10 +237,11 @@ class TransformerEncoder(nn.Module):
     def project_numpy(self, features: np.ndarray, batch_size: int = 65536) -> np.ndarray:
         """:meth:`project` over a feature matrix, without gradients."""
         out = np.empty_like(features, dtype=np.float32)
+        device = next(self.head.parameters()).device if self.head is not None else torch.device("cpu")
         with torch.inference_mode():
             for i in range(0, len(features), batch_size):
-                chunk = torch.as_tensor(features[i : i + batch_size], dtype=torch.float32)
-                out[i : i + batch_size] = self.project(chunk).numpy()
+                chunk = torch.as_tensor(features[i : i + batch_size], dtype=torch.float32, device=device)
+                out[i : i + batch_size] = self.project(chunk).cpu().numpy()
         return out
 
     def _run(
@@ -244,7 +258,7 @@ class TransformerEncoder(nn.Module):
             return out
         order = np.argsort([len(t) for t in texts], kind="stable")
         model = self._quantized if self._quantized is not None else self.model
-        device = torch.device("cpu") if self._quantized is not None else self.device
+        device = self.encode_device
         batch_size = self.run_batch_size(batch_size)
         was_training = self.model.training
         self.model.eval()
@@ -260,8 +274,9 @@ class TransformerEncoder(nn.Module):
                     batch = self.tokenize([texts[i] for i in idx], max_length)
                     batch = {k: v.to(device) for k, v in batch.items()}
                     hidden = model(**batch).last_hidden_state
-                    pooled = self._features(hidden, batch["attention_mask"]).float().cpu()
-                    out[idx] = (pooled if features_only else self.project(pooled)).numpy()
+                    pooled = self._features(hidden, batch["attention_mask"]).float()
+                    # The head and normalisation run where the model does (a head on a GPU takes no CPU tensor).
+                    out[idx] = (pooled if features_only else self.project(pooled)).cpu().numpy()
         finally:
             self.model.train(was_training)
         return out
@@ -281,7 +296,8 @@ class TransformerEncoder(nn.Module):
         (folder / _CONFIG_FILE).write_text(json.dumps(cfg, indent=2) + "\n")
 
     @classmethod
-    def load(cls, folder: str | Path, quantize: bool = False) -> TransformerEncoder:
+    def load(cls, folder: str | Path, quantize: bool = False, device: torch.device | str | None = None) -> TransformerEncoder:
+        """A saved encoder, on the CPU unless ``device`` says otherwise (see :meth:`place`)."""
         folder = Path(folder)
         cfg_path = folder / _CONFIG_FILE
         cfg = json.loads(cfg_path.read_text()) if cfg_path.exists() else {}
@@ -296,6 +312,8 @@ class TransformerEncoder(nn.Module):
             head.load_state_dict(torch.load(folder / "head.pt", map_location="cpu", weights_only=True))
         if quantize:
             enc.quantize()
+        if device is not None:
+            enc.place(device)
         return enc
 
 

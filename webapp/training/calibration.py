@@ -55,9 +55,10 @@ def calibrate_run(run: TrainingRun, folder: Path, say: Any) -> dict[str, Any]:
     from linker.linker import Linker
     from linker.protocol import build_eval_set
     from webapp.training.dataset import gold_documents
+    from webapp.training.devices import batch_device
     from webapp.training.evaluation import _ranked_in_context
 
-    linker = Linker.load(folder)
+    linker = Linker.load(folder, device=batch_device())
     docs = gold_documents([run.eval_collection_id])
     eval_set = build_eval_set(docs, linker.table, linker.preprocessor)
     queries = [m.queries for m in eval_set]

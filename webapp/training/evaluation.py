@@ -14,6 +14,7 @@ from django.utils import timezone
 from webapp.core.queue import QueueUnavailable, enqueue, job_task_id
 from webapp.corpus.models import Collection, Document, Mention
 from webapp.training.dataset import gold_parts, plain_documents
+from webapp.training.devices import batch_device, serving_device
 from webapp.training.errors import RunError
 from webapp.training.held_out import check_held_out, trained_collections
 from webapp.training.models import Evaluation, IndexVersion, MentionOutcome
@@ -162,8 +163,6 @@ def run_evaluation(evaluation_id: int) -> str:
 
 
 def _run_leased(evaluation_id: int) -> str:
-    from webapp.training.registry import load_linker
-
     with transaction.atomic():
         evaluation = Evaluation.objects.select_for_update().select_related("index_version").get(pk=evaluation_id)
         if evaluation.state in (Evaluation.State.SUCCEEDED, Evaluation.State.FAILED):
@@ -172,7 +171,7 @@ def _run_leased(evaluation_id: int) -> str:
         evaluation.error = ""  # a note of the sweep that queued it again (webapp.core.sweep)
         evaluation.save(update_fields=["state", "error"])
     try:
-        result = evaluate_linker_outcomes(load_linker(evaluation.index_version), evaluation.collection_id)
+        result = evaluate_linker_outcomes(_evaluation_linker(evaluation.index_version), evaluation.collection_id)
     except Exception as exc:
         logger.exception("evaluation %s failed", evaluation_id)
         Evaluation.objects.filter(pk=evaluation_id).update(
@@ -187,6 +186,19 @@ def _run_leased(evaluation_id: int) -> str:
             state=Evaluation.State.SUCCEEDED, metrics=result.metrics, finished_at=timezone.now()
         )
     return Evaluation.State.SUCCEEDED
+
+
+def _evaluation_linker(index: IndexVersion) -> Any:
+    """The linker an evaluation encodes with, on the batch device (LINKER_DEVICE: CUDA where there is one). The one
+    this process serves is reused when it is on that device; otherwise (a GPU worker whose served linkers stay on
+    the CPU) the artifact is loaded for this evaluation alone and let go after it."""
+    from linker.linker import Linker
+    from webapp.training.registry import load_linker
+
+    device = batch_device()
+    if device == serving_device():
+        return load_linker(index)
+    return Linker.load(index.artifact_path, device=device)
 
 
 def record_evaluation(index: IndexVersion, collection_id: int, result: LinkerEvaluation, user: Any = None) -> Evaluation:

@@ -30,6 +30,7 @@ from django.db import transaction
 
 from linker.linker import Linker
 from linker.text import normalize
+from webapp.training.devices import serving_device
 from webapp.training.models import IndexVersion
 from webapp.vocab.models import DictionaryVersion, Name, RemovedName
 
@@ -131,7 +132,8 @@ def load_linker(index: IndexVersion) -> Linker:
         with _lock:
             linker = _loaded.get(index.pk)
             if linker is None:
-                linker = Linker.load(index.artifact_path)
+                # LINKER_SERVING_DEVICE: the CPU unless set (webapp.training.devices says why).
+                linker = Linker.load(index.artifact_path, device=serving_device())
                 # Keep only what is still served: a retired index's memory goes back after a promotion.
                 live = set(IndexVersion.objects.filter(state=IndexVersion.State.ACTIVE).values_list("pk", flat=True))
                 for stale in [pk for pk in _loaded if pk not in live]:

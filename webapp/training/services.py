@@ -25,8 +25,10 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from linker.data import ConceptRecord, Synonym
-from linker.linker import Linker, LinkerConfig
+from linker.device import device_label, encode_batch_size
+from linker.linker import Linker, LinkerConfig, encoding_device
 from webapp.core.queue import enqueue, job_task_id
+from webapp.training.devices import batch_device
 from webapp.training.errors import RunError
 from webapp.training.index_builds import check_index_build
 from webapp.training.index_progress import LINKER_PHASES, Echo, IndexBuildCancelled, IndexProgressRecorder
@@ -95,9 +97,10 @@ def index_being_built(index_id: int) -> bool:
         return not cursor.fetchone()[0]
 
 
-def _encoder_and_config(encoder: EncoderModel | None) -> tuple[Any, LinkerConfig]:
+def _encoder_and_config(encoder: EncoderModel | None, device: Any = None) -> tuple[Any, LinkerConfig]:
     """The encoder of an EncoderModel: a linker artifact (its encoder, of any kind, and λ) or an encoder folder
-    (a Hugging Face one, or any kind :func:`linker.encoders.base.load_encoder` reads by its encoder.json)."""
+    (a Hugging Face one, or any kind :func:`linker.encoders.base.load_encoder` reads by its encoder.json); a
+    transformer is placed on ``device`` (None: the CPU)."""
     if encoder is None:
         return None, LinkerConfig()
     from linker.encoders.registry import load_encoder
@@ -106,10 +109,10 @@ def _encoder_and_config(encoder: EncoderModel | None) -> tuple[Any, LinkerConfig
     config_file = folder / "config.json"
     if (folder / "encoder").is_dir() and config_file.exists():
         payload = json.loads(config_file.read_text())
-        return load_encoder(folder / "encoder"), LinkerConfig.from_dict(payload.get("config", {}))
+        return load_encoder(folder / "encoder", device=device), LinkerConfig.from_dict(payload.get("config", {}))
     if not folder.is_dir():
         raise FileNotFoundError(f"encoder {encoder.name}: {folder} is not a folder")
-    return load_encoder(folder), LinkerConfig()
+    return load_encoder(folder, device=device), LinkerConfig()
 
 
 def _first_stage(index: IndexVersion, encoder: Any, config: LinkerConfig) -> tuple[Any, LinkerConfig]:
@@ -207,7 +210,14 @@ def _build(index: IndexVersion, progress: Progress | None, recorder: IndexProgre
             raise ValueError(f"{index.dictionary_version} has no concepts to index")
         say(f"{len(records):,} concepts read from the database")
         recorder(IndexVersion.Phase.LOADING)
-        encoder, config = _encoder_and_config(index.encoder)
+        device = batch_device()
+        encoder, config = _encoder_and_config(index.encoder, device)
+        if encoder is not None:
+            transformer = getattr(encoder, "kind", "") == "transformer"
+            # A quantised linker's int8 copy runs on the CPU whatever the device (Linker.build makes it).
+            where = "cpu" if transformer and config.quantize else encoding_device(encoder)
+            run_batch = encode_batch_size(where, config.encode_batch_size) if transformer else config.encode_batch_size
+            say(f"encoding names on {device_label(where)}, {run_batch:,} a batch")
         fast = None
         if index.first_stage_id is not None:
             fast, config = _first_stage(index, encoder, config)
