@@ -211,3 +211,16 @@ def test_the_api_upload_of_a_zip_is_imported_by_the_job(alice, settings, tmp_pat
     job.refresh_from_db()
     assert (job.report["concepts"], job.report["names"], job.report["release"]) == (7, 7, "2099AA")
     assert job.progress == 7
+
+
+def test_the_admin_form_takes_a_zip_of_the_release_and_the_job_imports_it(alice_client, settings, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                          release: Path) -> None:
+    settings.ARTIFACT_ROOT = tmp_path / "artifacts"
+    data = zipped(release, tmp_path / "2099AA.zip").read_bytes()
+    response = alice_client.post("/imports/dictionary/", {"file": SimpleUploadedFile("2099AA.zip", data), "new_slug": "umls"})
+    assert response.status_code == 302, response.content[:2000]
+    job = ImportJob.objects.get()
+    assert job.params["fmt"] == "umls"
+    assert run_import(job.pk) == ImportJob.State.SUCCEEDED
+    job.refresh_from_db()
+    assert (job.report["concepts"], job.report["names"], job.report["edges"]) == (8, 12, 4)

@@ -90,7 +90,8 @@ class DictionaryImportForm(ImportForm):
     first_field = "file"
     new_only = ("new_slug",)
     file = upload_field("Dictionary file", "MEDIC TSV (CTD_diseases.tsv), DNorm/BioSyn text (ID||name|synonym) or OBO, "
-                                           "optionally gzipped (.gz). The format is told from its name and first lines.")
+                                           "optionally gzipped (.gz), or a .zip of a UMLS release's META folder (English names of "
+                                           "every source). The format is told from its name and first lines.")
     dictionary = forms.ModelChoiceField(
         queryset=Dictionary.objects.order_by("slug"), to_field_name="slug", required=False,
         empty_label="A new dictionary", label="Into dictionary",

@@ -34,7 +34,7 @@ from webapp.core.uploads import new_upload_folder, upload_folder
 from webapp.corpus.formats import FORMATS
 from webapp.training.models import IndexVersion
 
-DICTIONARY_FORMAT_LABELS = {"medic": "MEDIC TSV", "dnorm": "DNorm/BioSyn text", "obo": "OBO"}
+DICTIONARY_FORMAT_LABELS = {"medic": "MEDIC TSV", "dnorm": "DNorm/BioSyn text", "obo": "OBO", "umls": "UMLS RRF"}
 
 # A file's name says its format; ".txt" is PubTator only when its first line reads like one, else plain text, and a
 # ".zip" is brat only when it holds a .ann file, else a zip of plain texts (both checked below).
