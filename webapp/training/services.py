@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from linker.data import ConceptRecord, Synonym
 from linker.device import device_label, encode_batch_size
+from linker.encoders.transformer import TransformerEncoder
 from linker.linker import Linker, LinkerConfig, encoding_device
 from webapp.core.queue import enqueue, job_task_id
 from webapp.training.devices import batch_device
@@ -97,10 +98,10 @@ def index_being_built(index_id: int) -> bool:
         return not cursor.fetchone()[0]
 
 
-def _encoder_and_config(encoder: EncoderModel | None, device: Any = None) -> tuple[Any, LinkerConfig]:
+def _encoder_and_config(encoder: EncoderModel | None) -> tuple[Any, LinkerConfig]:
     """The encoder of an EncoderModel: a linker artifact (its encoder, of any kind, and λ) or an encoder folder
-    (a Hugging Face one, or any kind :func:`linker.encoders.base.load_encoder` reads by its encoder.json); a
-    transformer is placed on ``device`` (None: the CPU)."""
+    (a Hugging Face one, or any kind :func:`linker.encoders.base.load_encoder` reads by its encoder.json), on the
+    CPU."""
     if encoder is None:
         return None, LinkerConfig()
     from linker.encoders.registry import load_encoder
@@ -109,10 +110,10 @@ def _encoder_and_config(encoder: EncoderModel | None, device: Any = None) -> tup
     config_file = folder / "config.json"
     if (folder / "encoder").is_dir() and config_file.exists():
         payload = json.loads(config_file.read_text())
-        return load_encoder(folder / "encoder", device=device), LinkerConfig.from_dict(payload.get("config", {}))
+        return load_encoder(folder / "encoder"), LinkerConfig.from_dict(payload.get("config", {}))
     if not folder.is_dir():
         raise FileNotFoundError(f"encoder {encoder.name}: {folder} is not a folder")
-    return load_encoder(folder, device=device), LinkerConfig()
+    return load_encoder(folder), LinkerConfig()
 
 
 def _first_stage(index: IndexVersion, encoder: Any, config: LinkerConfig) -> tuple[Any, LinkerConfig]:
@@ -210,10 +211,12 @@ def _build(index: IndexVersion, progress: Progress | None, recorder: IndexProgre
             raise ValueError(f"{index.dictionary_version} has no concepts to index")
         say(f"{len(records):,} concepts read from the database")
         recorder(IndexVersion.Phase.LOADING)
-        device = batch_device()
-        encoder, config = _encoder_and_config(index.encoder, device)
+        encoder, config = _encoder_and_config(index.encoder)
         if encoder is not None:
-            transformer = getattr(encoder, "kind", "") == "transformer"
+            # The batch device (LINKER_DEVICE: CUDA where there is one); BNE and DAN stay on the CPU.
+            transformer = isinstance(encoder, TransformerEncoder)
+            if transformer:
+                encoder.place(batch_device())
             # A quantised linker's int8 copy runs on the CPU whatever the device (Linker.build makes it).
             where = "cpu" if transformer and config.quantize else encoding_device(encoder)
             run_batch = encode_batch_size(where, config.encode_batch_size) if transformer else config.encode_batch_size
