@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from linker.data import ConceptRecord, ParseError, Synonym
+from linker.records import ConceptRecord, ParseError, Synonym
 
 __all__ = [
     "MRCONSO", "MRSTY", "MRREL", "MRHIER", "SUPPRESSED", "HIERARCHY_SOURCES", "UmlsFilter", "UmlsRelease",

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
-from django.db import connection, models, transaction
+from django.db import transaction
 
 from linker.data import (
     DICTIONARY_FORMATS,
@@ -38,7 +38,8 @@ from linker.data import (
 )
 from webapp.core.inputs import check_label, input_path
 from webapp.vocab.copy import copy_rows, max_length
-from webapp.vocab.models import Dictionary, DictionaryVersion, KnownType
+from webapp.vocab.import_steps import analyze_vocab, existing_version, locked_dictionary, report_existing
+from webapp.vocab.models import Dictionary, DictionaryVersion
 from webapp.vocab.version_writer import MEDIC_SLIM_VOCABULARY, ImportReport, VersionWriter
 
 __all__ = [
@@ -109,10 +110,10 @@ def import_dictionary(
     total = _estimate_records(path, fmt) if progress else None
 
     with transaction.atomic():
-        dictionary = _locked_dictionary(dictionary_slug, title)
-        existing = _existing_version(dictionary, label, checksum)
+        dictionary = locked_dictionary(dictionary_slug, title)
+        existing = existing_version(dictionary, label, checksum)
         if existing is not None:
-            return _report_existing(existing, checksum, started)
+            return report_existing(existing, checksum, started)
         version = DictionaryVersion.objects.create(
             dictionary=dictionary,
             release=label,
@@ -153,58 +154,6 @@ def import_dictionary(
         f"{report.edges} edges, {report.known_types} known types in {report.seconds:.1f} s"
     )
     return report
-
-
-def analyze_vocab() -> None:
-    """Fresh statistics for the planner: right after a large import PostgreSQL would otherwise pick a
-    sequential scan over the trigram index for concept search (seen: 535 ms instead of 20-60 ms)."""
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE vocab_name; ANALYZE vocab_concept; ANALYZE vocab_hierarchyedge")
-
-
-# --- the dictionary row -------------------------------------------------------------------------------
-
-
-def _locked_dictionary(slug: str, title: str | None) -> Dictionary:
-    """The dictionary row, created if new and locked until commit, so two imports into it run one at a time."""
-    dictionary, created = Dictionary.objects.get_or_create(slug=slug, defaults={"title": title or slug.upper()})
-    dictionary = Dictionary.objects.select_for_update().get(pk=dictionary.pk)
-    if title and not created and dictionary.title != title:
-        dictionary.title = title
-        dictionary.save(update_fields=["title"])
-    return dictionary
-
-
-def _existing_version(dictionary: Dictionary, release: str, checksum: str) -> DictionaryVersion | None:
-    return (
-        dictionary.versions.filter(models.Q(checksum=checksum) | models.Q(release=release))
-        .order_by("-imported_at")
-        .first()
-    )
-
-
-def _report_existing(version: DictionaryVersion, checksum: str, started: float) -> ImportReport:
-    same_file = version.checksum == checksum
-    why = "this file (same SHA-256)" if same_file else f"release {version.release!r} (from another file)"
-    message = (
-        f"{version.dictionary.slug} already has {why} as version {version.pk}, imported "
-        f"{version.imported_at:%Y-%m-%d %H:%M} from {version.source_name}; nothing imported"
-    )
-    known = KnownType.objects.filter(concepts__version=version)
-    return ImportReport(
-        version_id=version.pk,
-        release=version.release,
-        source_format=version.source_format,
-        concepts=version.concept_count,
-        names=version.name_count,
-        edges=version.edge_count,
-        known_types=known.distinct().count(),
-        known_type_assignments=known.count(),
-        warnings=[message],
-        seconds=round(time.perf_counter() - started, 3),
-        created=False,
-        message=message,
-    )
 
 
 # --- file helpers -----------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from linker.umls import (
     iter_semantic_types,
 )
 from webapp.vocab.copy import copy_into, max_length
+from webapp.vocab.import_steps import analyze_vocab, existing_version, locked_dictionary, report_existing
 from webapp.vocab.models import Concept, DictionaryVersion, HierarchyEdge, KnownType, KnownTypeVocabulary
 from webapp.vocab.version_writer import IS_A, ImportReport, VersionWriter
 
@@ -76,8 +77,6 @@ def import_umls(
 ) -> ImportReport:
     """Import the UMLS release at ``path`` (checked by :func:`webapp.vocab.importers.import_dictionary`, which calls
     this); raises ParseError (``file:line: message``) or ValueError and leaves the database as it was."""
-    from webapp.vocab.importers import _existing_version, _locked_dictionary, _report_existing, analyze_vocab
-
     started = time.perf_counter()
     if hierarchy not in HIERARCHY_SOURCES:
         raise ValueError(f"unknown UMLS hierarchy source {hierarchy!r}; expected one of {', '.join(HIERARCHY_SOURCES)}")
@@ -93,10 +92,10 @@ def import_umls(
     source_name = str(path)[:500]
 
     with transaction.atomic():
-        dictionary = _locked_dictionary(dictionary_slug, title)
-        existing = _existing_version(dictionary, label, checksum)
+        dictionary = locked_dictionary(dictionary_slug, title)
+        existing = existing_version(dictionary, label, checksum)
         if existing is not None:
-            return _report_existing(existing, checksum, started)
+            return report_existing(existing, checksum, started)
         version = DictionaryVersion.objects.create(
             dictionary=dictionary, release=label, source_format=DictionaryVersion.Format.UMLS, source_name=source_name,
             checksum=checksum, imported_by=user if getattr(user, "pk", None) else None,
