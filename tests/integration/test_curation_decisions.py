@@ -208,8 +208,9 @@ def test_the_review_queue_puts_small_margins_first(demo) -> None:  # type: ignor
     from webapp.curation.selectors import review_queue
 
     queue = list(review_queue(demo))
-    margins = [m.margin for m in queue if m.margin is not None]
-    assert margins == sorted(margins)
+    for group in ([m for m in queue if m.repeat == 0], [m for m in queue if m.repeat > 0]):  # first of each text, repeats
+        margins = [m.margin for m in group if m.margin is not None]
+        assert margins == sorted(margins)
     assert len(queue) == Mention.objects.filter(document__collection=demo, status__in=services.OPEN_STATUSES).count()
 
 
@@ -222,3 +223,23 @@ def test_accepting_a_composite_mention_accepts_the_top_of_each_part(demo, bob) -
     assert not Name.objects.filter(text="breast and ovarian cancer").exists()  # no part's synonym
     services.undo(user=bob, decision_id=outcome.decision.pk)  # one undo for the whole mention
     assert not Link.objects.filter(mention=m, origin=Link.Origin.CURATOR).exists()
+
+
+def test_the_review_queue_shows_each_text_once_before_its_repeats(demo) -> None:  # type: ignore[no-untyped-def]
+    from webapp.curation.selectors import review_queue
+
+    first = next(m for m in review_queue(demo) if m.repeat == 0 and not Mention.objects.filter(
+        document__collection=demo, text__iexact=m.text).exclude(pk=m.pk).exists())  # a text that occurs once
+    doc = Document.objects.create(collection=demo, external_id="twin", text=first.text.upper())
+    twin = Mention.objects.create(document=doc, start=0, end=len(first.text), text=first.text.upper(),
+                                  mention_type=first.mention_type, status=Mention.Status.SUGGESTED)
+    for link in first.links.filter(origin=Link.Origin.MODEL):  # the same suggestions: the same margin
+        link.pk, link.mention = None, twin
+        link.save()
+    queue = list(review_queue(demo))
+    texts = [m.text.lower() for m in queue]
+    firsts = [m for m in queue if m.repeat == 0]
+    assert len({m.text.lower() for m in firsts}) == len(firsts)  # one mention per text...
+    assert twin.pk in [m.pk for m in queue[len(firsts):]]  # ...before any repeat, the new twin among them
+    assert sum(1 for m in firsts if m.text.lower() == first.text.lower()) == 1
+    assert texts.index(first.text.lower()) < len(firsts)
