@@ -204,13 +204,16 @@ def test_add_mention_and_fix_span_are_logged_and_undoable(demo, bob) -> None:  #
     assert Decision.objects.filter(pk__in=[added.pk, fixed.pk], undone_at__isnull=False).count() == 2
 
 
-def test_the_review_queue_puts_small_margins_first(demo) -> None:  # type: ignore[no-untyped-def]
+def test_the_review_queue_puts_the_decisions_that_fix_most_first(demo) -> None:  # type: ignore[no-untyped-def]
     from webapp.curation.selectors import review_queue
 
     queue = list(review_queue(demo))
-    for group in ([m for m in queue if m.repeat == 0], [m for m in queue if m.repeat > 0]):  # first of each text, repeats
-        margins = [m.margin for m in group if m.margin is not None]
-        assert margins == sorted(margins)
+    firsts = [m for m in queue if m.repeat == 0]
+    impacts = [m.impact for m in firsts if m.impact is not None]
+    assert impacts == sorted(impacts, reverse=True)
+    for m in firsts:  # impact: the open mentions of the text times the uncertainty (1 - margin) of its first
+        if m.margin is not None:
+            assert m.impact == pytest.approx(m.twins * (1 - min(max(m.margin, 0.0), 1.0)))
     assert len(queue) == Mention.objects.filter(document__collection=demo, status__in=services.OPEN_STATUSES).count()
 
 
@@ -243,3 +246,7 @@ def test_the_review_queue_shows_each_text_once_before_its_repeats(demo) -> None:
     assert twin.pk in [m.pk for m in queue[len(firsts):]]  # ...before any repeat, the new twin among them
     assert sum(1 for m in firsts if m.text.lower() == first.text.lower()) == 1
     assert texts.index(first.text.lower()) < len(firsts)
+    again = next(m for m in firsts if m.text.lower() == first.text.lower())
+    assert again.twins == 2  # deciding it now fixes two mentions: it moved up
+    before = next(m for m in list(review_queue(demo)) if m.pk == first.pk)
+    assert before.impact == pytest.approx(2 * (1 - min(max(before.margin, 0.0), 1.0)))

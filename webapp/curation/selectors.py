@@ -132,17 +132,18 @@ def _suggested_with_conflict() -> Exists:
 
 
 def review_queue(collection: Collection, type_conflicts: bool = False) -> QuerySet[Mention]:
-    """Open mentions, most uncertain first, one mention per text before any repeat; ``type_conflicts``: only those
-    whose suggested link has a type conflict.
+    """Open mentions, the decision that fixes most first; ``type_conflicts``: only those whose suggested link has a
+    type conflict.
 
-    Uncertainty is the margin between the top two suggestions relative to the top score (so scores of
-    sparse and hybrid models compare), then a low top score; mentions with no suggestion yet come last
-    (the panel links them live when opened). A text that occurs several times (compared case-insensitively) is
-    reviewed once first: the decision makes the mention a curator synonym, so the linker gets its repeats right
-    at once (or the curator applies it to all of them); the repeats follow after every other text, for a look.
-    Measured on BC5CDR dev (bench/learning_loop.py), the first 100 decisions then teach more than repeats would.
-    Each mention carries ``type_conflict`` (its suggestion's flag, stored by a LATTE re-ranker) and ``repeat``
-    (how many open mentions of its text come before it).
+    A decision makes its mention a curator synonym, so the linker gets every open mention of the same text (compared
+    case-insensitively) right at once. Each text therefore comes once, ranked by how many mentions deciding it is
+    likely to fix: its open mentions times the uncertainty of its most uncertain one (1 minus the margin between the
+    top two suggestions relative to the top score, so scores of sparse and hybrid models compare; then a low top
+    score); its repeats follow after every other text, for a look. Mentions with no suggestion yet come last (the
+    panel links them live when opened). Measured on BC5CDR dev (bench/learning_loop.py): the plain uncertainty order
+    spent its first 100 decisions on 40 texts and gained 0.6 Acc@1 points, a random order 3.1.
+    Each mention carries ``type_conflict`` (its suggestion's flag, stored by a LATTE re-ranker), ``repeat`` (how many
+    open mentions of its text come before it), ``twins`` (the open mentions of its text) and ``impact``.
     """
     suggestions = Link.objects.filter(mention=OuterRef("pk"), origin=Link.Origin.MODEL, part=0)
     top1 = Subquery(suggestions.filter(rank=1).values("score")[:1], output_field=FloatField())
@@ -150,16 +151,22 @@ def review_queue(collection: Collection, type_conflicts: bool = False) -> QueryS
     queue = Mention.objects.filter(document__collection=collection, status__in=OPEN_STATUSES).annotate(type_conflict=_suggested_with_conflict())
     if type_conflicts:
         queue = queue.filter(type_conflict=True)
+    by_text = [Upper("text")]
     return (
         queue.annotate(top1=top1, top2=top2)
         .annotate(
             margin=(F("top1") - Coalesce(F("top2"), Value(0.0))) / Greatest(Abs(F("top1")), Value(1e-6)),
         )
-        .annotate(repeat=Window(RowNumber(), partition_by=[Upper("text")],
-                                order_by=[F("margin").asc(nulls_last=True), F("top1").asc(nulls_last=True), "pk"]) - 1)
+        .annotate(
+            repeat=Window(RowNumber(), partition_by=by_text,
+                          order_by=[F("margin").asc(nulls_last=True), F("top1").asc(nulls_last=True), "pk"]) - 1,
+            twins=Window(Count("pk"), partition_by=by_text),
+        )
+        .annotate(impact=F("twins") * (Value(1.0) - Least(Greatest(F("margin"), Value(0.0)), Value(1.0))))
         .select_related("document")
         .order_by(Least(F("repeat"), Value(1)).asc(),  # every text's first mention, then the repeats
-                  F("margin").asc(nulls_last=True), F("top1").asc(nulls_last=True), "document_id", "start", "pk")
+                  F("impact").desc(nulls_last=True), F("margin").asc(nulls_last=True), F("top1").asc(nulls_last=True),
+                  "document_id", "start", "pk")
     )
 
 
