@@ -357,8 +357,9 @@ def append_results(result: dict[str, Any]) -> None:
         lines.append("  | decisions | rest | base Acc@1 on rest | live (synonyms) | retrained | gain |")
         lines.append("  |---|---|---|---|---|---|")
         for p in data["curve"][1:]:
+            retrained = f"{p['retrained_acc1']:.4f}" if "retrained_acc1" in p else "—"
             lines.append(f"  | {p['decisions']} | {p['rest']} | {p['base_acc1_on_rest']:.4f} | {p['live_acc1']:.4f} | "
-                         f"{p.get('retrained_acc1', float('nan')):.4f} | {p['gain']:+.4f} |")
+                         f"{retrained} | {p['gain']:+.4f} |")
     lines.append(f"- verdict: `{json.dumps(result['verdict'])}`")
     if result["note"]:
         lines.append(f"- note: {result['note']}")
