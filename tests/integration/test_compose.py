@@ -203,7 +203,9 @@ def test_the_web_environment_passes_check_deploy_with_no_warning(compose: dict[s
     env = {k: _interpolate(str(v), dotenv) for k, v in compose["services"]["web"]["environment"].items()}
     assert env["DEBUG"] == "false" and env["SECURE_COOKIES"] == "true" and env["SECURE_HSTS_SECONDS"] == "31536000"
     # This machine's database and broker stand in for the stack's hosts, and a scratch folder for its volume.
-    here = {k: v for k, v in os.environ.items() if k not in env and not k.startswith(("SECURE_", "LINKER_"))}
+    # DJANGO_ALLOW_ASYNC_UNSAFE is the browser tests' (tests/e2e/conftest.py sets it for the whole run): no stack has it.
+    here = {k: v for k, v in os.environ.items()
+            if k not in env and not k.startswith(("SECURE_", "LINKER_")) and k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
     env |= {"DATABASE_URL": os.environ.get("DATABASE_URL", env["DATABASE_URL"]),
             "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL", env["CELERY_BROKER_URL"]),
             "ARTIFACT_ROOT": str(tmp_path / "artifacts"), "EMBEDDED_DATA_DIR": str(tmp_path)}
