@@ -52,21 +52,24 @@ class PanelRanking:
         return self.linked.candidates
 
 
-def link_in_document(active: ActiveLinker, mentions: Sequence[Mention], document_text: str, k: int) -> list[LinkedMention]:
-    """The mentions of one document linked in their context (their offsets in ``document_text``)."""
+def link_in_document(
+    active: ActiveLinker, mentions: Sequence[Mention], document_text: str, k: int
+) -> tuple[list[list[str]], list[LinkedMention]]:
+    """The mentions of one document linked in their context (their offsets in ``document_text``), with the queries
+    the linker made of them (one per part: abbreviations expanded, composites split), computed once for both."""
     spans = [MentionSpan(m.text, m.start, m.end) for m in mentions]
-    return active.linker.link_in_context(spans, document_text=document_text, k=k)
+    queries = active.linker.queries_for([m.text for m in mentions], document_text)
+    return queries, active.linker.link_in_context(spans, document_text=document_text, k=k, queries=queries)
 
 
-def part_confidences(active: ActiveLinker, mentions: Sequence[Mention], linked: Sequence[LinkedMention],
-                     document_text: str) -> list[list[float]]:
-    """Per mention, per part (as the linker split it): the calibrated probability that its top-1 is right
-    (:mod:`linker.calibration`); empty lists when the active linker has no calibration."""
+def part_confidences(active: ActiveLinker, queries: Sequence[Sequence[str]],
+                     linked: Sequence[LinkedMention]) -> list[list[float]]:
+    """Per mention, per part (its ``queries``, as :func:`link_in_document` gives them): the calibrated probability
+    that its top-1 is right (:mod:`linker.calibration`); empty lists when the active linker has no calibration."""
     linker = active.linker
     calibration = linker.calibration
     if calibration is None:
-        return [[] for _ in mentions]
-    queries = linker.queries_for([m.text for m in mentions], document_text)
+        return [[] for _ in linked]
     normalize = linker.preprocessor.normalize
     return [
         [calibration.probability(part_features(q, [c for c in one.candidates if c.part == p], normalize))
@@ -90,9 +93,9 @@ def panel_ranking(mention: Mention, k: int = SUGGESTIONS_K) -> PanelRanking | No
     active = get_active_linker(dictionary.slug) if dictionary is not None else None
     if active is None:
         return None
-    linked = link_in_document(active, [mention], mention.document.text, k)[0]
+    queries, (linked,) = link_in_document(active, [mention], mention.document.text, k)
     ranked = linked.candidates
-    confidences = part_confidences(active, [mention], [linked], mention.document.text)[0]
+    confidences = part_confidences(active, queries, [linked])[0]
     stored = False
     if mention.status in OPEN_STATUSES and _differs(mention, linked, active.label):
         pks = concept_pks(active.dictionary_version, {c.concept_id for c in ranked})
@@ -101,10 +104,9 @@ def panel_ranking(mention: Mention, k: int = SUGGESTIONS_K) -> PanelRanking | No
             if store_suggestions(locked, ranked, active.label, pks, conflicts(linked), confidences):
                 mention.status, mention.updated_at = locked.status, locked.updated_at
                 stored = True
-    queries = None
-    if max(1, len(mention.part_texts)) < max((c.part for c in ranked), default=0) + 1:
-        queries = active.linker.queries_for([mention.text], document_text=mention.document.text)[0]
-    return PanelRanking(active, linked, queries, stored, confidences)
+    # The linker's own parts, where it split a composite the source did not.
+    split = max(1, len(mention.part_texts)) < max((c.part for c in ranked), default=0) + 1
+    return PanelRanking(active, linked, queries[0] if split else None, stored, confidences)
 
 
 def _differs(mention: Mention, linked: LinkedMention, label: str) -> bool:
@@ -202,9 +204,9 @@ def suggest_links(mentions: QuerySet[Mention], dictionary_slug: str, k: int = SU
                 )
                 if not rows:
                     continue
-                linked = link_in_document(active, rows, document.text, k)
+                queries, linked = link_in_document(active, rows, document.text, k)
                 pks = concept_pks(active.dictionary_version, {c.concept_id for one in linked for c in one.candidates})
-                confidences = part_confidences(active, rows, linked, document.text)
+                confidences = part_confidences(active, queries, linked)
                 updated += sum(
                     store_suggestions(m, one.candidates, active.label, pks, conflicts(one), conf)
                     for m, one, conf in zip(rows, linked, confidences, strict=True)
