@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "webapp.corpus",
     "webapp.training",
     "webapp.curation",
+    "webapp.projects",
 ]
 
 MIDDLEWARE = [

@@ -41,6 +41,10 @@ class Collection(models.Model):
         help_text="Accept a model's top-1 suggestion without a curator when its calibrated confidence is at least this "
                   "(0..1); empty: every mention waits for a curator.",
     )
+    is_workspace = models.BooleanField(
+        default=False, db_default=False,
+        help_text="An annotator's copies of a project's documents (webapp.projects): hidden from the collection lists.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

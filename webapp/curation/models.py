@@ -41,6 +41,7 @@ class Decision(models.Model):
         TEXT = "text", "Text selection"
         API = "api", "REST API"
         AUTO = "auto", "Auto-accepted above the collection's confidence threshold"
+        ADJUDICATION = "adjudication", "Adjudication of a project's annotators"
 
     batch = models.UUIDField(default=uuid.uuid4, db_index=True, help_text="Decisions applied together (propagation) share a batch and are undone together.")
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="decisions")
