@@ -5,11 +5,15 @@ title passage at 0 and abstract passage at ``len(title) + 1`` give back ``title 
 Annotation locations are offsets in that document text (the passage's offset plus characters into the
 passage), counted in characters. Ids are read from the ``identifier`` infon (or ``Identifier``, ``MESH``,
 ``concept_id``, ``CUI``) and written to ``identifier``: composite parts joined by ``|``, ``-1`` for NIL.
+Export adds provenance infons to each annotation (``decided_by``, ``decided_at``, ``decided_via``; on a
+project's documents ``adjudication``, ``adjudicator``, ``chosen_annotator``, ``annotator_labels``: see
+:func:`provenance_infons`); import ignores them.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
@@ -254,6 +258,7 @@ def to_collection(documents: Iterable[DocumentRecord]) -> bioc.BioCCollection:
                 annotation.infons["identifier"] = ids_field(m.links)
             if m.part_texts:
                 annotation.infons["part_texts"] = "|".join(m.part_texts)
+            annotation.infons.update(provenance_infons(m))
             annotation.add_location(bioc.BioCLocation(m.start, m.end - m.start))
             # The passage holding the start; locations stay document offsets whichever passage holds it.
             holder = next(p for p in reversed(passages) if p.offset <= m.start)
@@ -262,6 +267,32 @@ def to_collection(documents: Iterable[DocumentRecord]) -> bioc.BioCCollection:
             document.add_passage(passage)
         collection.add_document(document)
     return collection
+
+
+def provenance_infons(m: MentionRecord) -> dict[str, str]:
+    """Who decided the annotation's links, when and how, and the span's adjudication, as infons (strings: a value
+    per composite part joined by ``|`` like ``identifier``, one value where every part has the same; the
+    annotators' labels as compact JSON). The reader ignores them: an imported file's links are gold."""
+    infons: dict[str, str] = {}
+    for key, values in (
+        ("decided_by", [link.decided_by for link in m.links]),
+        ("decided_at", [link.decided_at.isoformat() if link.decided_at else "" for link in m.links]),
+        ("decided_via", [link.decided_via for link in m.links]),
+    ):
+        if any(values):
+            infons[key] = values[0] if len(set(values)) == 1 else "|".join(values)
+    adjudication = m.adjudication
+    if adjudication is not None:
+        infons["adjudication"] = adjudication.state
+        if adjudication.adjudicator:
+            infons["adjudicator"] = adjudication.adjudicator
+        if adjudication.chosen_annotator:
+            infons["chosen_annotator"] = adjudication.chosen_annotator
+        if adjudication.annotator_labels:
+            infons["annotator_labels"] = json.dumps(
+                dict(adjudication.annotator_labels), ensure_ascii=False, separators=(",", ":"), sort_keys=True
+            )
+    return infons
 
 
 def _passages(record: DocumentRecord) -> list[bioc.BioCPassage]:

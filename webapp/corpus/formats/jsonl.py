@@ -2,10 +2,18 @@
 
 ``{"id": "1234", "title": "...", "text": "...", "metadata": {...}, "mentions": [{"start": 0, "end": 7,
 "text": "...", "type": "Disease", "status": "accepted", "part_texts": [], "links": [{"part": 0,
-"concept_id": "MESH:D001249", "nil": false, "origin": "curator", "score": null, "model_version": ""}]}]}``
+"concept_id": "MESH:D001249", "nil": false, "origin": "curator", "score": null, "model_version": "",
+"decided_by": "bob", "decided_at": "2025-05-01T09:30:00+00:00", "decided_via": "candidate"}],
+"adjudication": "adjudicated", "adjudicator": "carol", "chosen_annotator": "bob",
+"annotator_labels": {"bob": "MESH:D001249", "dave": "NIL"}}]}``
 
 Offsets count characters (Python string indices) of ``text``. On import a link's origin, score and status
 are informative only: links read from a file become gold links of the collection.
+
+Provenance, written on export and ignored on import: ``decided_by`` is the curator's username, ``gold``, or a
+suggestion's model version; ``decided_via`` how a curator decided (null for gold and suggestions). A mention of
+a project's document carries ``adjudication``: ``open``, ``agreed`` or ``adjudicated`` (with the adjudicator,
+the annotator whose decision was taken, if any, and each annotator's label); other mentions have no such key.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from webapp.corpus.formats.records import (
+    ADJUDICATION_OPEN,
     MAX_METADATA_DEPTH,
     DocumentRecord,
     FormatError,
@@ -117,30 +126,41 @@ def write_jsonl(documents: Iterable[DocumentRecord]) -> str:
                     "title": doc.title,
                     "text": doc.text,
                     "metadata": doc.metadata,
-                    "mentions": [
-                        {
-                            "start": m.start,
-                            "end": m.end,
-                            "text": m.text,
-                            "type": m.mention_type,
-                            "status": m.status,
-                            "part_texts": list(m.part_texts),
-                            "links": [
-                                {
-                                    "part": link.part,
-                                    "concept_id": link.concept_id,
-                                    "nil": link.nil,
-                                    "origin": link.origin,
-                                    "score": link.score,
-                                    "model_version": link.model_version,
-                                }
-                                for link in m.links
-                            ],
-                        }
-                        for m in doc.mentions
-                    ],
+                    "mentions": [_mention_object(m) for m in doc.mentions],
                 },
                 ensure_ascii=False,
             )
         )
     return "".join(line + "\n" for line in lines)
+
+
+def _mention_object(m: MentionRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "start": m.start,
+        "end": m.end,
+        "text": m.text,
+        "type": m.mention_type,
+        "status": m.status,
+        "part_texts": list(m.part_texts),
+        "links": [
+            {
+                "part": link.part,
+                "concept_id": link.concept_id,
+                "nil": link.nil,
+                "origin": link.origin,
+                "score": link.score,
+                "model_version": link.model_version,
+                "decided_by": link.decided_by or None,
+                "decided_at": link.decided_at.isoformat() if link.decided_at else None,
+                "decided_via": link.decided_via or None,
+            }
+            for link in m.links
+        ],
+    }
+    if m.adjudication is not None:  # a project's document: the span's state in team curation
+        out["adjudication"] = m.adjudication.state
+        if m.adjudication.state != ADJUDICATION_OPEN:
+            out["adjudicator"] = m.adjudication.adjudicator or None
+            out["chosen_annotator"] = m.adjudication.chosen_annotator or None
+            out["annotator_labels"] = dict(m.adjudication.annotator_labels)
+    return out

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,10 @@ from linker.data import undecodable_line
 # Metadata nests a few levels in practice (PubTator relations: 3); far deeper JSON is refused by name rather
 # than met later as a RecursionError when it is encoded for PostgreSQL, deep inside the request's stack.
 MAX_METADATA_DEPTH = 64
+
+# The adjudication state of a span of a project's document that no one has adjudicated yet (the others are
+# webapp.projects.models.Adjudication.State: agreed, adjudicated).
+ADJUDICATION_OPEN = "open"
 
 
 class FormatError(ValueError):
@@ -41,6 +46,23 @@ class LinkRecord:
     origin: str = "gold"  # gold, curator or model: written by JSONL, read back by none (imports are gold)
     score: float | None = None
     model_version: str = ""
+    # Provenance, written by JSONL and BioC and read back by none: who decided the link (the curator's username,
+    # "gold", or a suggestion's model version), when, and how (the curator Decision's ``via``; empty otherwise).
+    decided_by: str = ""
+    decided_at: datetime | None = None
+    decided_via: str = ""
+
+
+@dataclass(frozen=True)
+class AdjudicationRecord:
+    """Where a span of a project's document stands in team curation (webapp.projects): ``open`` (no adjudication
+    yet), ``agreed`` (every annotator made the same decision) or ``adjudicated`` (the adjudicator settled it, by
+    taking ``chosen_annotator``'s decision or, with no chosen annotator, a third one). Written, never read back."""
+
+    state: str
+    adjudicator: str = ""
+    chosen_annotator: str = ""
+    annotator_labels: Mapping[str, str] = field(default_factory=dict, hash=False)  # username -> label
 
 
 @dataclass(frozen=True)
@@ -55,6 +77,7 @@ class MentionRecord:
     where: str = ""
     # The mention's own line in a line-based file (PubTator), named by an error about it; else 0.
     line: int = 0
+    adjudication: AdjudicationRecord | None = None  # exported for a project's documents only (JSONL, BioC)
 
     def ids_field(self) -> str:
         return ids_field(self.links)

@@ -3,7 +3,9 @@
 Export writes, for each mention that is not rejected, one link per composite part: the latest curator
 decision for the part, else the gold link, else (only when ``suggestions`` is asked for) the best-ranked
 model suggestion. Ids are written as the source wrote them (``Link.concept_ref``), so an imported file comes
-back with its own ids; curator links carry the concept's primary id there.
+back with its own ids; curator links carry the concept's primary id there. JSONL and BioC also write who
+decided each link, when and how, and the adjudication state of a project's spans
+(:mod:`webapp.corpus.formats.provenance`); PubTator and brat have no place for them and stay as they were.
 
 Import reads the whole file first (a malformed file names the file and the line or element and touches
 nothing), then writes through :func:`webapp.corpus.writer.write_documents`, the writer PubTator files
@@ -25,6 +27,7 @@ from django.db.models import Prefetch, QuerySet
 from webapp.core.inputs import check_label, input_path
 from webapp.corpus.formats import get_format
 from webapp.corpus.formats.brat import safe_name
+from webapp.corpus.formats.provenance import Provenance, provenance
 from webapp.corpus.formats.records import DocumentRecord, LinkRecord, MentionRecord
 from webapp.corpus.importers import COLLECTION_TITLE_MAX, import_pubtator
 from webapp.corpus.models import Collection, Document, Link, Mention
@@ -40,6 +43,7 @@ __all__ = [
 ]
 
 RECORD_BATCH = 500
+EXPORT_BATCH = 200  # documents read together, with their provenance, on export
 _ORIGIN_ORDER = {Link.Origin.CURATOR: 0, Link.Origin.GOLD: 1, Link.Origin.MODEL: 2}
 
 
@@ -64,36 +68,58 @@ def export_documents(
 
 
 def document_records(documents: QuerySet[Document], *, suggestions: bool = False) -> Iterator[DocumentRecord]:
-    links = Link.objects.select_related("concept").order_by("part", "created_at", "id")
+    """Records of the documents, with who decided each link and, on a project's documents, each span's
+    adjudication (:mod:`webapp.corpus.formats.provenance`), read a batch of documents at a time.
+
+    Only the documents of ``documents`` are read: an export never widens to other collections, so an
+    annotator's workspace (``Collection.is_workspace``) is in a file only when its own documents were asked for.
+    """
+    links = Link.objects.select_related("concept", "created_by").order_by("part", "created_at", "id")
     mentions = (
         Mention.objects.exclude(status=Mention.Status.REJECTED)
         .order_by("start", "end", "id")
         .prefetch_related(Prefetch("links", queryset=links))
     )
     query = documents.order_by("id").prefetch_related(Prefetch("mentions", queryset=mentions))
-    for document in query.iterator(chunk_size=200):
+    batch: list[Document] = []
+    for document in query.iterator(chunk_size=EXPORT_BATCH):
+        batch.append(document)
+        if len(batch) == EXPORT_BATCH:
+            yield from _batch_records(batch, suggestions)
+            batch = []
+    if batch:
+        yield from _batch_records(batch, suggestions)
+
+
+def _batch_records(documents: list[Document], suggestions: bool) -> Iterator[DocumentRecord]:
+    chosen = {
+        mention.pk: effective_links(list(mention.links.all()), suggestions) for d in documents for mention in d.mentions.all()
+    }
+    known = provenance(documents, [link for links in chosen.values() for link in links])
+    for document in documents:
         yield DocumentRecord(
             external_id=document.external_id,
             text=document.text,
             title=document.title,
-            mentions=[_mention_record(m, suggestions) for m in document.mentions.all()],
+            mentions=[_mention_record(m, chosen[m.pk], known) for m in document.mentions.all()],
             metadata=document.metadata or {},
         )
 
 
-def _mention_record(mention: Mention, suggestions: bool) -> MentionRecord:
+def _mention_record(mention: Mention, links: Sequence[Link], known: Provenance) -> MentionRecord:
     return MentionRecord(
         start=mention.start,
         end=mention.end,
         text=mention.text,
         mention_type=mention.mention_type,
-        links=effective_links(list(mention.links.all()), suggestions),
+        links=tuple(_link_record(link, known) for link in links),
         part_texts=tuple(mention.part_texts),
         status=mention.status,
+        adjudication=known.adjudication(mention),
     )
 
 
-def effective_links(links: Sequence[Link], suggestions: bool) -> tuple[LinkRecord, ...]:
+def effective_links(links: Sequence[Link], suggestions: bool) -> tuple[Link, ...]:
     """One link per part: the latest curator decision, else gold, else the best suggestion (if asked)."""
     best: dict[int, Link] = {}
     for link in links:
@@ -102,7 +128,7 @@ def effective_links(links: Sequence[Link], suggestions: bool) -> tuple[LinkRecor
         current = best.get(link.part)
         if current is None or _better(link, current):
             best[link.part] = link
-    return tuple(_link_record(best[part]) for part in sorted(best))
+    return tuple(best[part] for part in sorted(best))
 
 
 def _better(link: Link, current: Link) -> bool:
@@ -114,8 +140,9 @@ def _better(link: Link, current: Link) -> bool:
     return (link.created_at, link.pk) > (current.created_at, current.pk)  # the latest decision wins
 
 
-def _link_record(link: Link) -> LinkRecord:
+def _link_record(link: Link, known: Provenance) -> LinkRecord:
     concept_id = "" if link.nil else (link.concept_ref or (link.concept.concept_id if link.concept else ""))
+    decided_by, decided_at, decided_via = known.decided_by(link)
     return LinkRecord(
         part=link.part,
         concept_id=concept_id,
@@ -123,6 +150,9 @@ def _link_record(link: Link) -> LinkRecord:
         origin=link.origin,
         score=link.score,
         model_version=link.model_version,
+        decided_by=decided_by,
+        decided_at=decided_at,
+        decided_via=decided_via,
     )
 
 
