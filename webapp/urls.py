@@ -16,6 +16,7 @@ urlpatterns = [
     path("dictionaries/", include("webapp.vocab.urls")),
     path("collections/", include("webapp.corpus.urls")),
     path("curate/", include("webapp.curation.urls")),
+    path("projects/", include("webapp.projects.urls")),
     path("training/", include("webapp.training.urls")),
     path("api/", include("webapp.api.urls")),
 ]

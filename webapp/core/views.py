@@ -14,6 +14,8 @@ from webapp.core.imports import job_rows
 from webapp.core.models import ImportJob
 from webapp.core.roles import is_curator
 from webapp.corpus.selectors import collection_summaries
+from webapp.projects import access
+from webapp.projects.selectors import project_summaries
 from webapp.vocab.selectors import dictionary_summaries
 
 
@@ -33,9 +35,10 @@ def home(request: HttpRequest) -> HttpResponse:
     """The dashboard: what is loaded. An account without a role sees only how to get one."""
     if not is_curator(request.user):
         return render(request, "core/home.html", {"has_role": False})
-    collections = collection_summaries()
+    collections = collection_summaries(access.visible_collections(request.user))
     context = {
         "has_role": True,
+        "projects": project_summaries(request.user),
         "dictionaries": dictionary_summaries(),
         "collections": collections,
         "document_count": sum(c.documents for c in collections),

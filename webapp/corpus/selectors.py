@@ -67,9 +67,9 @@ class TextBlock:
     segments: list[Segment[MentionRow]]
 
 
-def collection_summaries() -> list[CollectionSummary]:
+def collection_summaries(collections: QuerySet[Collection] | None = None) -> list[CollectionSummary]:
     decided = Q(documents__mentions__status__in=DECIDED_STATUSES)
-    rows = Collection.objects.order_by("slug").annotate(
+    rows = (collections if collections is not None else Collection.objects.filter(is_workspace=False)).order_by("slug").annotate(
         n_documents=Count("documents", distinct=True),
         n_mentions=Count("documents__mentions"),
         n_decided=Count("documents__mentions", filter=decided),

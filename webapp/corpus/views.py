@@ -18,6 +18,7 @@ from webapp.corpus.selectors import (
     status_counts,
     text_blocks,
 )
+from webapp.projects import access
 from webapp.training.models import IndexVersion
 
 DOCUMENTS_PER_PAGE = 50
@@ -26,13 +27,14 @@ DOCUMENTS_PER_PAGE = 50
 @require_GET
 @curator_required
 def collection_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "corpus/collection_list.html", {"summaries": collection_summaries()})
+    return render(request, "corpus/collection_list.html", {"summaries": collection_summaries(access.visible_collections(request.user))})
 
 
 @require_GET
 @curator_required
 def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection.objects.select_related("dictionary"), slug=slug)
+    access.check_view(request.user, collection)
     page = Paginator(documents_with_counts(collection), DOCUMENTS_PER_PAGE).get_page(request.GET.get("page"))
     rows = [(doc, Progress(doc.n_mentions, doc.n_decided)) for doc in page]  # type: ignore[attr-defined]
     template = "corpus/collection_detail.html"
@@ -52,6 +54,7 @@ def _index_missing(collection: Collection) -> bool:
 @curator_required
 def document_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     document = get_object_or_404(Document.objects.select_related("collection__dictionary"), collection__slug=slug, pk=pk)
+    access.check_view(request.user, document.collection)
     rows = mention_rows(document)
     previous, following = neighbours(document)
     context = {

@@ -33,6 +33,8 @@ from webapp.corpus.selectors import (
 from webapp.curation import selectors, services
 from webapp.curation.forms import DecisionForm, SpanForm
 from webapp.curation.models import Decision
+from webapp.projects import access
+from webapp.projects.selectors import assignment_of
 from webapp.vocab.models import Concept
 from webapp.vocab.selectors import MIN_QUERY_LENGTH, search_concepts
 
@@ -41,8 +43,11 @@ QUEUE_PREVIEW = 10
 DETECTING = (Document.DetectionState.QUEUED, Document.DetectionState.RUNNING)
 
 
-def _mention(pk: int) -> Mention:
-    return get_object_or_404(Mention.objects.select_related("document__collection__dictionary"), pk=pk)
+def _mention(request: HttpRequest, pk: int) -> Mention:
+    """The mention, if the user may see it (GET) or decide on it (POST): projects restrict both (webapp.projects.access)."""
+    mention = get_object_or_404(Mention.objects.select_related("document__collection__dictionary"), pk=pk)
+    (access.check_decide if request.method == "POST" else access.check_view)(request.user, mention.document.collection)
+    return mention
 
 
 # --- pages ------------------------------------------------------------------------------------------------
@@ -51,13 +56,14 @@ def _mention(pk: int) -> Mention:
 @require_GET
 @curator_required
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "curation/index.html", {"stats": selectors.collection_stats(Collection.objects.order_by("slug"))})
+    return render(request, "curation/index.html", {"stats": selectors.collection_stats(access.visible_collections(request.user).order_by("slug"))})
 
 
 @require_GET
 @curator_required
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection.objects.select_related("dictionary"), slug=slug)
+    access.check_view(request.user, collection)
     (stats,) = selectors.collection_stats(Collection.objects.filter(pk=collection.pk))
     page = Paginator(selectors.documents_with_review_counts(collection), DOCUMENTS_PER_PAGE).get_page(request.GET.get("page"))
     conflicts_only = request.GET.get("queue") == "conflicts"
@@ -111,6 +117,7 @@ def suggest(request: HttpRequest, slug: str) -> HttpResponse:
 @curator_required
 def queue_next(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
+    access.check_view(request.user, collection)
     conflicts = request.GET.get("conflicts") == "1"  # only suggested links with a type conflict
     mention = selectors.next_in_queue(collection, type_conflicts=conflicts)
     if mention is None:
@@ -139,6 +146,7 @@ def _document_context(document: Document) -> dict[str, Any]:
 @curator_required
 def document(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     doc = get_object_or_404(Document.objects.select_related("collection__dictionary"), collection__slug=slug, pk=pk)
+    access.check_view(request.user, doc.collection)
     previous, following = neighbours(doc)
     context = _document_context(doc)
     types = sorted({r.mention.mention_type for r in context["rows"] if r.mention.mention_type})
@@ -157,7 +165,9 @@ def document(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             ],
         }
     )
-    context["can_detect"] = is_admin(request.user)
+    context["can_detect"] = is_admin(request.user) and not doc.collection.is_workspace
+    context["can_decide"] = access.decide_refusal(request.user, doc.collection) is None
+    context["assignment"] = assignment_of(doc)
     return render(request, "curation/document.html", context)
 
 
@@ -171,6 +181,7 @@ def detection(request: HttpRequest, pk: int) -> HttpResponse:
     answer is a 286 (htmx stops polling) carrying the banner's last state and, out of band, the document text
     and the status counts with the new mentions; ``curation:detected`` tells the keyboard script to select one."""
     doc = get_object_or_404(Document.objects.select_related("collection__dictionary"), pk=pk)
+    access.check_view(request.user, doc.collection)
     context = {**_document_context(doc), "can_detect": is_admin(request.user)}
     body = render_to_string("curation/document.html#detection-status", context, request)
     if context["detecting"]:
@@ -231,13 +242,13 @@ def _panel_response(
 @require_GET
 @curator_required
 def panel(request: HttpRequest, pk: int) -> HttpResponse:
-    return _panel_response(request, _mention(pk))
+    return _panel_response(request, _mention(request, pk))
 
 
 @require_POST
 @curator_required
 def decide(request: HttpRequest, pk: int) -> HttpResponse:
-    mention = _mention(pk)
+    mention = _mention(request, pk)
     form = DecisionForm(request.POST)
     if not form.is_valid():
         return _panel_response(request, mention, status=400, alert=_form_errors(form), alert_kind="error")
@@ -260,7 +271,7 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
             scope=data["scope"] or services.Scope.MENTION,
         )
     except services.Conflict as exc:
-        current = _mention(pk) if exc.mention is not None else mention
+        current = _mention(request, pk) if exc.mention is not None else mention
         return _panel_response(request, current, status=409, alert=str(exc), alert_kind="conflict", refresh_document=True)
     except services.CurationError as exc:
         return _panel_response(request, mention, status=400, alert=str(exc), alert_kind="error")
@@ -272,7 +283,7 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
         summary += f" Applied to {len(outcome.propagated)} identical mention{'s' if len(outcome.propagated) != 1 else ''}"
         summary += f" ({outcome.skipped} already decided, left as they were)." if outcome.skipped else "."
     trigger = {"curation:decided": {"mention": mention.pk, "decision": decision.pk, "message": summary}}
-    return _panel_response(request, _mention(pk), alert=summary, alert_kind="success", refresh_document=True, trigger=trigger)
+    return _panel_response(request, _mention(request, pk), alert=summary, alert_kind="success", refresh_document=True, trigger=trigger)
 
 
 def _summary(decision: Decision) -> str:
@@ -288,14 +299,16 @@ def _form_errors(form: Any) -> str:
 @require_POST
 @curator_required
 def undo(request: HttpRequest, pk: int) -> HttpResponse:
-    decision = get_object_or_404(Decision.objects.select_related("document"), pk=pk)
+    decision = get_object_or_404(Decision.objects.select_related("document__collection"), pk=pk)
+    access.check_decide(request.user, decision.document.collection)
     return _undo(request, decision)
 
 
 @require_POST
 @curator_required
 def undo_last(request: HttpRequest, pk: int) -> HttpResponse:
-    doc = get_object_or_404(Document, pk=pk)
+    doc = get_object_or_404(Document.objects.select_related("collection"), pk=pk)
+    access.check_decide(request.user, doc.collection)
     decision = services.last_undoable(request.user, doc)
     if decision is None:
         return _toast(request, "Nothing of yours to undo in this document.")
@@ -310,11 +323,11 @@ def _undo(request: HttpRequest, decision: Decision) -> HttpResponse:
         target = exc.mention or (Mention.objects.filter(pk=mention_pk).first() if mention_pk else None)
         if target is None:
             return HttpResponse(str(exc), status=409)
-        return _panel_response(request, _mention(target.pk), status=409, alert=str(exc), alert_kind="conflict", refresh_document=True)
+        return _panel_response(request, _mention(request, target.pk), status=409, alert=str(exc), alert_kind="conflict", refresh_document=True)
     except services.CurationError as exc:
         if mention_pk is None:
             return HttpResponse(str(exc), status=400)
-        return _panel_response(request, _mention(mention_pk), status=400, alert=str(exc), alert_kind="error")
+        return _panel_response(request, _mention(request, mention_pk), status=400, alert=str(exc), alert_kind="error")
     message = f"Undone: {decision.get_action_display().lower()} on “{decision.mention_text}”"
     message += f" and {len(undone) - 1} propagated decision{'s' if len(undone) != 2 else ''}." if len(undone) > 1 else "."
     if mention_pk is None or not Mention.objects.filter(pk=mention_pk).exists():
@@ -325,16 +338,17 @@ def _undo(request: HttpRequest, decision: Decision) -> HttpResponse:
         body += render_to_string("curation/document.html#status-counts", context, request)
         return HttpResponse(body, headers={"HX-Trigger": json.dumps({"curation:undone": {"mention": None, "message": message}})})
     trigger = {"curation:undone": {"mention": mention_pk, "message": message}}
-    return _panel_response(request, _mention(mention_pk), alert=message, alert_kind="success", refresh_document=True, trigger=trigger)
+    return _panel_response(request, _mention(request, mention_pk), alert=message, alert_kind="success", refresh_document=True, trigger=trigger)
 
 
 @require_GET
 @curator_required
 def search(request: HttpRequest, pk: int) -> HttpResponse:
-    mention = _mention(pk)
+    mention = _mention(request, pk)
     query = request.GET.get("q", "").strip()
     version = selectors.search_version(mention.document.collection)
-    hits = search_concepts(version, query) if version is not None and query else []
+    within = selectors.search_within(mention.document.collection)  # a project's concept filter
+    hits = search_concepts(version, query, within=within) if version is not None and query else []
     context = {
         "mention": mention,
         "query": query,
@@ -349,7 +363,7 @@ def search(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @curator_required
 def family(request: HttpRequest, pk: int, concept_pk: int) -> HttpResponse:
-    mention = _mention(pk)
+    mention = _mention(request, pk)
     concept = get_object_or_404(Concept, pk=concept_pk)
     return render(request, "curation/_family.html", {"mention": mention, "f": selectors.family(concept), "seen": mention.updated_at.isoformat()})
 
@@ -358,6 +372,7 @@ def family(request: HttpRequest, pk: int, concept_pk: int) -> HttpResponse:
 @curator_required
 def add_mention(request: HttpRequest, pk: int) -> HttpResponse:
     doc = get_object_or_404(Document.objects.select_related("collection__dictionary"), pk=pk)
+    access.check_decide(request.user, doc.collection)
     form = SpanForm(request.POST)
     if not form.is_valid():
         return _toast(request, _form_errors(form), status=400)
@@ -370,13 +385,13 @@ def add_mention(request: HttpRequest, pk: int) -> HttpResponse:
         return _toast(request, str(exc), status=400)
     message = f"Added the mention “{decision.mention_text}”."
     trigger = {"curation:added": {"mention": decision.mention_id, "message": message}}
-    return _panel_response(request, _mention(decision.mention_id), alert=message, alert_kind="success", refresh_document=True, trigger=trigger)
+    return _panel_response(request, _mention(request, decision.mention_id), alert=message, alert_kind="success", refresh_document=True, trigger=trigger)
 
 
 @require_POST
 @curator_required
 def fix_span(request: HttpRequest, pk: int) -> HttpResponse:
-    mention = _mention(pk)
+    mention = _mention(request, pk)
     form = SpanForm(request.POST)
     if not form.is_valid() or form.cleaned_data.get("seen") is None:
         return _panel_response(request, mention, status=400, alert=_form_errors(form) or "seen: missing", alert_kind="error")
@@ -386,12 +401,12 @@ def fix_span(request: HttpRequest, pk: int) -> HttpResponse:
             start=form.cleaned_data["start"], end=form.cleaned_data["end"], time_on_task_ms=form.cleaned_data["time_on_task_ms"],
         )
     except services.Conflict as exc:
-        return _panel_response(request, _mention(pk), status=409, alert=str(exc), alert_kind="conflict", refresh_document=True)
+        return _panel_response(request, _mention(request, pk), status=409, alert=str(exc), alert_kind="conflict", refresh_document=True)
     except services.CurationError as exc:
         return _panel_response(request, mention, status=400, alert=str(exc), alert_kind="error")
     message = f"Span fixed: “{decision.mention_text}”."
     trigger = {"curation:decided": {"mention": mention.pk, "decision": decision.pk, "message": message, "advance": False}}
-    return _panel_response(request, _mention(pk), alert=message, alert_kind="success", refresh_document=True, trigger=trigger)
+    return _panel_response(request, _mention(request, pk), alert=message, alert_kind="success", refresh_document=True, trigger=trigger)
 
 
 def _toast(request: HttpRequest, message: str, status: int = 200) -> HttpResponse:

@@ -65,8 +65,10 @@ def visible_collections(user: Any) -> QuerySet[Collection]:
         return listed
     if not is_curator(user):
         return listed.none()
+    # Subqueries, not joins: the callers annotate counts over documents, which a join would multiply.
+    used = Project.objects.values("collection")
     mine = Project.objects.filter(members__user=user).values("collection")
-    return listed.filter(Q(projects__isnull=True) | Q(pk__in=mine)).distinct()
+    return listed.filter(~Q(pk__in=used) | Q(pk__in=mine))
 
 
 def _workspace(collection: Collection) -> Workspace | None:

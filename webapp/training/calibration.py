@@ -32,7 +32,7 @@ def nil_decisions(run: TrainingRun) -> list[Decision]:
     return list(
         Decision.objects.filter(
             action=Decision.Action.NIL, undone_at__isnull=True, created_at__lte=run.snapshot_at,
-            document__collection__dictionary=run.dictionary,
+            document__collection__dictionary=run.dictionary, document__collection__is_workspace=False,
         ).select_related("document").order_by("created_at", "id")
     )
 

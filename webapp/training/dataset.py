@@ -70,7 +70,8 @@ def _curator_examples(run: TrainingRun, table: NameTable, pre: Preprocessor) -> 
     decisions = Decision.objects.filter(
         action__in=[Decision.Action.ACCEPT, Decision.Action.RELINK], undone_at__isnull=True,
         created_at__lte=run.snapshot_at, concept__version__dictionary=run.dictionary,
-    ).exclude(via=Decision.Via.AUTO).select_related("concept", "document").order_by("created_at", "id")
+    ).exclude(via=Decision.Via.AUTO).exclude(document__collection__is_workspace=True).select_related(
+        "concept", "document").order_by("created_at", "id")
     abbreviations: dict[int, dict[str, str]] = {}
     for d in decisions:
         if d.document_id not in abbreviations:
@@ -84,7 +85,7 @@ def _curator_examples(run: TrainingRun, table: NameTable, pre: Preprocessor) -> 
     negatives = HardNegative.objects.filter(
         decision__undone_at__isnull=True, decision__created_at__lte=run.snapshot_at,
         concept__version__dictionary=run.dictionary,
-    ).select_related("concept").order_by("id")
+    ).exclude(decision__document__collection__is_workspace=True).select_related("concept").order_by("id")
     for n in negatives:
         cid = table.resolve_id(n.concept.concept_id)
         text = pre.normalize(n.mention_text)

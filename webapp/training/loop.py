@@ -247,6 +247,7 @@ def counted_decisions(dictionary_id: int) -> Any:
     """The dictionary's curator decisions that count towards a retrain: link decisions, not undone, not automatic."""
     return Decision.objects.filter(
         document__collection__dictionary_id=dictionary_id, action__in=COUNTED_ACTIONS, undone_at__isnull=True,
+        document__collection__is_workspace=False,  # an annotator's copy counts once adjudicated (webapp.projects)
     ).exclude(via=Decision.Via.AUTO)
 
 

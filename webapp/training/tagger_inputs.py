@@ -180,7 +180,7 @@ def training_documents(run: TrainingRun, types: frozenset[str] | None = None) ->
     gold_docs = list(Document.objects.filter(collection_id__in=gold_ids, created_at__lte=snapshot).order_by("pk"))
     curated_ids = set(Decision.objects.filter(
         undone_at__isnull=True, created_at__lte=snapshot, mention__isnull=False,
-        document__collection__in=Collection.objects.filter(dictionary_id=run.dictionary_id),
+        document__collection__in=Collection.objects.filter(dictionary_id=run.dictionary_id, is_workspace=False),
     ).exclude(document__collection_id__in=gold_ids).values_list("document_id", flat=True).distinct())
     curated_docs = []
     for doc in Document.objects.filter(pk__in=curated_ids).order_by("pk"):

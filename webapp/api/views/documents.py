@@ -48,6 +48,7 @@ from webapp.corpus.formats.services import (
     import_records,
 )
 from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.projects.access import visible_collections
 
 
 class CollectionViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -56,8 +57,12 @@ class CollectionViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOn
     permission_classes = [IsCurator]
     serializer_class = CollectionSerializer
     lookup_field = "slug"
-    queryset = Collection.objects.select_related("dictionary").annotate(document_count=Count("documents")).order_by("slug")
     pagination_class = Pagination
+
+    def get_queryset(self) -> QuerySet[Collection]:
+        # A project's collection is its members' (webapp.projects.access); annotators' workspaces are not listed.
+        collections = visible_collections(self.request.user)
+        return collections.select_related("dictionary").annotate(document_count=Count("documents")).order_by("slug")
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer]:
         return CollectionCreateSerializer if self.action == "create" else CollectionSerializer
@@ -107,7 +112,8 @@ class DocumentViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOnly
     filterset_class = DocumentFilter
 
     def get_queryset(self) -> QuerySet[Document]:
-        qs = Document.objects.select_related("collection").annotate(mention_count=Count("mentions")).order_by("id")
+        qs = (Document.objects.filter(collection__in=visible_collections(self.request.user)).select_related("collection")
+              .annotate(mention_count=Count("mentions")).order_by("id"))
         return _with_mentions(qs) if self.action == "retrieve" else qs
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer]:

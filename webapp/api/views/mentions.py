@@ -27,6 +27,7 @@ from webapp.corpus.importers import id_variants
 from webapp.corpus.models import Link, Mention
 from webapp.curation.models import Decision
 from webapp.curation.services.decisions import Conflict, CurationError, decide
+from webapp.projects.access import check_decide, visible_collections
 from webapp.vocab.models import Concept, Dictionary
 
 
@@ -41,7 +42,8 @@ class MentionViewSet(RejectNulMixin, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self) -> QuerySet[Mention]:
         links = Link.objects.select_related("concept", "created_by").order_by("part", "id")
         return (
-            Mention.objects.select_related("document__collection")
+            Mention.objects.filter(document__collection__in=visible_collections(self.request.user))
+            .select_related("document__collection")
             .prefetch_related(Prefetch("links", queryset=links))
             .order_by("document_id", "start", "end", "id")
         )
@@ -56,6 +58,7 @@ class MentionViewSet(RejectNulMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"], permission_classes=[IsCuratorForAll], serializer_class=DecisionInputSerializer)
     def decision(self, request: Request, pk: str | None = None) -> Response:
         mention = self.get_object()
+        check_decide(request.user, mention.document.collection)
         data = DecisionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -104,4 +107,7 @@ class LinkViewSet(RejectNulMixin, viewsets.ReadOnlyModelViewSet):
     pagination_class = Pagination
     serializer_class = LinkSerializer
     filterset_class = LinkFilter
-    queryset = Link.objects.select_related("concept", "created_by").order_by("id")
+
+    def get_queryset(self) -> QuerySet[Link]:
+        visible = visible_collections(self.request.user)
+        return Link.objects.filter(mention__document__collection__in=visible).select_related("concept", "created_by").order_by("id")
