@@ -17,6 +17,7 @@ from webapp.curation.models import Decision
 from webapp.curation.near_miss import NearMiss, kinship, near_miss, top_two_notice
 from webapp.curation.panel_types import CandidateTypes, MentionTypes, candidate_types, mention_types
 from webapp.curation.services.suggestions import PanelRanking
+from webapp.projects.concept_filter import filter_for_collection
 from webapp.training.models import IndexVersion
 from webapp.vocab.models import Concept, DictionaryVersion, HierarchyEdge, KnownType
 
@@ -74,6 +75,7 @@ class Panel:
     # The linker's calibrated probability that its top-1 (every part's) is right; None: an uncalibrated linker.
     confidence: float | None = None
     nil_threshold: float = 0.0  # below it the linker says "no concept fits" (0: it never does)
+    concept_filter: str = ""  # the project's concept filter in words (webapp.projects.concept_filter); "": none
 
     @property
     def says_nil(self) -> bool:
@@ -100,6 +102,12 @@ def search_version(collection: Collection) -> DictionaryVersion | None:
     return active.dictionary_version if active is not None else dictionary.latest_version()
 
 
+def search_within(collection: Collection) -> frozenset[str] | None:
+    """The concept ids concept search keeps for the collection's mentions: its project's concept filter, else None (all)."""
+    concept_filter = filter_for_collection(collection)
+    return concept_filter.concept_ids if concept_filter is not None else None
+
+
 def _safe(value: float) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
@@ -122,6 +130,10 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
     candidates: list[_Candidate] = []
     version: DictionaryVersion | None
     types: MentionTypes | None = None
+    # The live ranking is filtered already; stored suggestions may predate the project's filter.
+    concept_filter = ranking.concept_filter if ranking is not None else filter_for_collection(mention.document.collection)
+    if concept_filter is not None:
+        links = [link for link in links if link.origin != Link.Origin.MODEL or concept_filter.allows_id(link.concept_ref)]
     if ranking is not None:
         version = ranking.active.dictionary_version
         linker = ranking.active.linker
@@ -185,7 +197,7 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
         version is not None and HierarchyEdge.objects.filter(version=version).exists())
     confidence, nil_threshold = _confidence(ranking, links)
     return Panel(mention, parts, rows, model_version, live, version, current, gold, latest, note, stored, types, notes,
-                 has_hierarchy, confidence, nil_threshold)
+                 has_hierarchy, confidence, nil_threshold, concept_filter.describe() if concept_filter is not None else "")
 
 
 def _confidence(ranking: PanelRanking | None, links: list[Link]) -> tuple[float | None, float]:

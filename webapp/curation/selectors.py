@@ -19,12 +19,12 @@ from django.db.models.functions import Abs, Coalesce, Greatest, Least, RowNumber
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.lineage import MAX_SIBLINGS, Family, family
 from webapp.curation.models import DECIDED_STATUSES, OPEN_STATUSES, Decision
-from webapp.curation.panel import CandidateRow, Panel, panel, search_version
+from webapp.curation.panel import CandidateRow, Panel, panel, search_version, search_within
 
 __all__ = [
     "MAX_SIBLINGS", "CandidateRow", "CollectionStats", "CuratorActivity", "Family", "Panel", "collection_stats",
     "curator_activity", "documents_with_review_counts", "family", "next_in_queue", "panel", "recent_decisions",
-    "review_queue", "search_version", "type_conflict_count",
+    "review_queue", "search_version", "search_within", "type_conflict_count",
 ]
 
 # --- dashboard -------------------------------------------------------------------------------------------

@@ -8,15 +8,31 @@ one an index on ``Name.normalized`` serves (a b-tree range for prefixes, the tri
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Sequence, Set
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.search import TrigramWordSimilarity
-from django.db.models import Case, Count, IntegerField, Prefetch, Q, Value, When
+from django.db.models import (
+    Case,
+    CharField,
+    Count,
+    F,
+    IntegerField,
+    Lookup,
+    Prefetch,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
 from django.db.models.functions import Length
 
 from linker.text import normalize
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, HierarchyEdge, Name
+
+M = TypeVar("M", Concept, Name)
 
 MIN_QUERY_LENGTH = 2
 SEARCH_LIMIT = 20
@@ -81,7 +97,8 @@ def name_counts(concept_pks: list[int]) -> dict[int, int]:
 
 
 def search_concepts(
-    version: DictionaryVersion | Sequence[DictionaryVersion], query: str, limit: int = SEARCH_LIMIT
+    version: DictionaryVersion | Sequence[DictionaryVersion], query: str, limit: int = SEARCH_LIMIT,
+    within: Set[str] | None = None,
 ) -> list[ConceptHit]:
     """Concepts of ``version`` (or of several versions) for a typed query, each once with its best-matching name.
 
@@ -90,18 +107,22 @@ def search_concepts(
     preferred); names with a later word starting with it; and, for misspellings, names whose words are
     trigram-similar to it (``word_similarity``). Cheap tiers first keeps common words ("disease", which
     half of MEDIC's names contain) from paying for a similarity ranking of thousands of rows.
+
+    ``within``: only concepts of these ids (a project's concept filter, :mod:`webapp.projects.concept_filter`),
+    applied in each tier's query, so a narrow filter still fills ``limit``; None: every concept.
     """
     versions = [version] if isinstance(version, DictionaryVersion) else list(version)
     hits: dict[int, ConceptHit] = {}
     raw = query.strip()
     if raw and versions:
-        by_id = Concept.objects.filter(version__in=versions).filter(Q(concept_id=raw) | Q(alt_ids__contains=[raw]))
+        by_id = _within(Concept.objects.filter(version__in=versions), "concept_id", within)
+        by_id = by_id.filter(Q(concept_id=raw) | Q(alt_ids__contains=[raw]))
         for concept in by_id.select_related("version__dictionary")[:limit]:
             hits[concept.pk] = ConceptHit(concept, concept.concept_id, by_id=True)
     q = normalize(raw)
     if len(q) < MIN_QUERY_LENGTH or not versions:
         return list(hits.values())
-    for names in _name_tiers(versions, q, limit * 4):
+    for names in _name_tiers(versions, q, limit * 4, within):
         for name in names:
             hits.setdefault(name.concept_id, ConceptHit(name.concept, name.text))
             if len(hits) >= limit:
@@ -109,8 +130,27 @@ def search_concepts(
     return list(hits.values())
 
 
-def _name_tiers(versions: list[DictionaryVersion], q: str, rows: int) -> Iterator[list[Name]]:
+def _within(rows: QuerySet[M], field: str, concept_ids: Set[str] | None) -> QuerySet[M]:
+    """``rows`` whose concept id is one of ``concept_ids`` (None: all): one array parameter, however many ids."""
+    if concept_ids is None:
+        return rows
+    return rows.filter(_AnyOf(F(field), Value(sorted(concept_ids), output_field=ArrayField(CharField()))))
+
+
+class _AnyOf(Lookup):  # type: ignore[type-arg]
+    """``lhs = ANY(array)``: membership in one array parameter (``__in`` sends one parameter per value)."""
+
+    lookup_name = "any_of"
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        rhs, rhs_params = self.process_rhs(compiler, connection)
+        return f"{lhs} = ANY({rhs})", [*lhs_params, *rhs_params]
+
+
+def _name_tiers(versions: list[DictionaryVersion], q: str, rows: int, within: Set[str] | None = None) -> Iterator[list[Name]]:
     names = Name.objects.filter(concept__version__in=versions).select_related("concept__version__dictionary")
+    names = _within(names, "concept__concept_id", within)
     shortest = (Length("normalized"), "-is_preferred", "concept__concept_id")
     # A range on the b-tree index finds prefixes under any collation; LIKE keeps the result exact.
     prefix = Q(normalized__gte=q, normalized__lt=q + "\U0010ffff", normalized__startswith=q)

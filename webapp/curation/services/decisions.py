@@ -40,6 +40,7 @@ from django.utils import timezone
 from linker.text import normalize
 from webapp.corpus.models import Link, Mention
 from webapp.curation.models import DECIDED_STATUSES, OPEN_STATUSES, Decision, HardNegative
+from webapp.projects.concept_filter import filter_for_collection
 from webapp.training.loop import after_decision
 from webapp.training.registry import add_curator_synonym, add_curator_synonyms
 from webapp.vocab.models import Concept, DictionaryVersion, Name
@@ -266,6 +267,7 @@ def _apply(
         raise CurationError("relink needs a concept")
     if concept is not None:
         _check_dictionary(mention, concept)
+        _check_concept_filter(mention, concept)
     text = _part_text(mention, part)
     # A composite with no text per part ("breast and ovarian cancer"): its whole text is no synonym of either
     # part's concept. Sources that list part texts (BC5CDR's 7th column) give one. An auto-accepted top-1
@@ -424,6 +426,14 @@ def _check_dictionary(mention: Mention, concept: Concept) -> None:
             f"concept {concept.concept_id} belongs to another dictionary than {mention.document.collection.dictionary} "
             "(the collection's dictionary)"
         )
+
+
+def _check_concept_filter(mention: Mention, concept: Concept) -> None:
+    """A project that links only to some concepts (webapp.projects.concept_filter) refuses the others, whether
+    chosen from the candidates, found by search, or an outdated suggestion accepted as it stood."""
+    concept_filter = filter_for_collection(mention.document.collection)
+    if concept_filter is not None and not concept_filter.allows_id(concept.concept_id):
+        raise CurationError(concept_filter.refusal(concept.concept_id, concept.preferred_name))
 
 
 def _add_synonym(concept: Concept, text: str, user: Any) -> Name | None:

@@ -8,12 +8,15 @@ Both read the linker through the one door, :func:`webapp.training.registry.get_a
 curators added in any process count, and both link each mention in its document
 (:meth:`linker.linker.Linker.link_in_context`): with a LATTE re-ranker the order and the scores stored are
 the re-ranker's, and each suggestion keeps whether its concept's known types conflict with the mention's.
+Mentions under a project's concept filter (:mod:`webapp.projects.concept_filter`) get only candidates it allows:
+the linker is asked for more and the rest dropped, and stored suggestions made before the filter changed are
+replaced by the filtered ranking as any outdated suggestions are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 
 from django.db import connection, transaction
 from django.db.models import QuerySet
@@ -25,10 +28,14 @@ from linker.retrieval import Candidate
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.models import OPEN_STATUSES, Decision
 from webapp.curation.services.decisions import CurationError
+from webapp.projects.concept_filter import ConceptFilter, filter_for_collection
 from webapp.training.registry import ActiveLinker, get_active_linker
 from webapp.vocab.models import Concept, DictionaryVersion
 
 SUGGESTIONS_K = 10  # suggestions stored per mention part: the panel's list, and enough to know margins
+# Under a project's concept filter the linker is asked for this many times k candidates, so that the panel still
+# shows about k once those outside the filter are dropped (a narrow filter may leave fewer).
+FILTER_WIDENING = 5
 # Stored suggestions of this many mentions refresh the planner's statistics (as a large import does).
 ANALYZE_AFTER_MENTIONS = 1000
 
@@ -42,6 +49,7 @@ class PanelRanking:
     part_queries: list[str] | None  # the linker's own parts, where it split a composite the source did not
     stored: bool  # these candidates replaced the stored suggestions just now (the mention may have become "suggested")
     confidences: list[float] = field(default_factory=list)  # per part: P(top-1 right); empty: uncalibrated linker
+    concept_filter: ConceptFilter | None = None  # the project's filter the candidates were restricted to
 
     @property
     def confidence(self) -> float | None:
@@ -93,7 +101,12 @@ def panel_ranking(mention: Mention, k: int = SUGGESTIONS_K) -> PanelRanking | No
     active = get_active_linker(dictionary.slug) if dictionary is not None else None
     if active is None:
         return None
-    queries, (linked,) = link_in_document(active, [mention], mention.document.text, k)
+    concept_filter = filter_for_collection(mention.document.collection)
+    if concept_filter is None:
+        queries, (linked,) = link_in_document(active, [mention], mention.document.text, k)
+    else:
+        queries, (linked,) = link_in_document(active, [mention], mention.document.text, k * FILTER_WIDENING)
+        linked = within_filter(linked, concept_filter.allows_id, k)
     ranked = linked.candidates
     confidences = part_confidences(active, queries, [linked])[0]
     stored = False
@@ -106,7 +119,24 @@ def panel_ranking(mention: Mention, k: int = SUGGESTIONS_K) -> PanelRanking | No
                 stored = True
     # The linker's own parts, where it split a composite the source did not.
     split = max(1, len(mention.part_texts)) < max((c.part for c in ranked), default=0) + 1
-    return PanelRanking(active, linked, queries[0] if split else None, stored, confidences)
+    return PanelRanking(active, linked, queries[0] if split else None, stored, confidences, concept_filter)
+
+
+def within_filter(linked: LinkedMention, allows: Callable[[str], bool], k: int) -> LinkedMention:
+    """The candidates a project's concept filter allows (:mod:`webapp.projects.concept_filter`), at most ``k`` per
+    part in their order, their homonyms and types kept aligned (homonyms outside the filter dropped too)."""
+    keep: list[int] = []
+    per_part: dict[int, int] = {}
+    for i, c in enumerate(linked.candidates):
+        if allows(c.concept_id) and per_part.get(c.part, 0) < k:
+            per_part[c.part] = per_part.get(c.part, 0) + 1
+            keep.append(i)
+    return replace(
+        linked,
+        candidates=[linked.candidates[i] for i in keep],
+        homonyms=[tuple(h for h in linked.homonyms[i] if allows(h)) for i in keep],
+        typing=[linked.typing[i] for i in keep] if linked.typing is not None else None,
+    )
 
 
 def _differs(mention: Mention, linked: LinkedMention, label: str) -> bool:
@@ -190,6 +220,7 @@ def suggest_links(mentions: QuerySet[Mention], dictionary_slug: str, k: int = SU
     document_ids = sorted(set(mentions.filter(status__in=OPEN_STATUSES).values_list("document_id", flat=True)))
     updated = analysed = 0
     auto = thresholds(document_ids) if active.linker.calibration is not None else {}
+    filters: dict[int, ConceptFilter | None] = {}  # per collection: a workspace's project's concept filter
     for offset in range(0, len(document_ids), batch_documents):
         if updated - analysed >= ANALYZE_AFTER_MENTIONS:
             analyse_links()
@@ -204,7 +235,14 @@ def suggest_links(mentions: QuerySet[Mention], dictionary_slug: str, k: int = SU
                 )
                 if not rows:
                     continue
-                queries, linked = link_in_document(active, rows, document.text, k)
+                if document.collection_id not in filters:
+                    filters[document.collection_id] = filter_for_collection(document.collection)
+                concept_filter = filters[document.collection_id]
+                if concept_filter is None:
+                    queries, linked = link_in_document(active, rows, document.text, k)
+                else:
+                    queries, linked = link_in_document(active, rows, document.text, k * FILTER_WIDENING)
+                    linked = [within_filter(one, concept_filter.allows_id, k) for one in linked]
                 pks = concept_pks(active.dictionary_version, {c.concept_id for one in linked for c in one.candidates})
                 confidences = part_confidences(active, queries, linked)
                 updated += sum(
