@@ -357,9 +357,9 @@ def concept_search(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     hits = []
     if dictionary is not None and query:
         version = search_version(project.collection)
-        found = search_concepts(version, query) if version is not None else []
         concept_filter = filter_for_project(project)
-        hits = [h for h in found if concept_filter is None or concept_filter.allows(h.concept.pk)]
+        within = concept_filter.concept_ids if concept_filter is not None else None
+        hits = search_concepts(version, query, within=within) if version is not None else []
     return render(request, "projects/_concept_hits.html", {"project": project, "document": document, "hits": hits, "query": query,
                                                             "start": request.GET.get("start", ""), "end": request.GET.get("end", "")})
 

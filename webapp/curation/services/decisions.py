@@ -272,7 +272,9 @@ def _apply(
     # A composite with no text per part ("breast and ovarian cancer"): its whole text is no synonym of either
     # part's concept. Sources that list part texts (BC5CDR's 7th column) give one. An auto-accepted top-1
     # (webapp.curation.services.auto_accept) is the linker agreeing with itself: no synonym until a curator says so.
-    no_synonym = (not mention.part_texts and parts > 1) or via == Via.AUTO
+    # An annotator's copy in a project (a workspace) teaches the dictionary nothing until adjudicated: a synonym
+    # there would show one annotator's choice to the others as a candidate.
+    no_synonym = (not mention.part_texts and parts > 1) or via == Via.AUTO or mention.document.collection.is_workspace
     link = None
     synonym = None
     if action != Action.REJECT:

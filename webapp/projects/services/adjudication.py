@@ -64,6 +64,11 @@ class Unit:
         return len(labels) == 1 and None not in labels
 
     @property
+    def common(self) -> Choice | None:
+        """The choice every annotator made, when they agree."""
+        return next(iter(self.choices.values())) if self.agreed else None
+
+    @property
     def resolved(self) -> bool:
         return self.adjudication is not None
 
