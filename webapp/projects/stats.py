@@ -37,9 +37,9 @@ from typing import NamedTuple
 
 from django.db.models import Count, Q, QuerySet
 
-from webapp.corpus.models import Document
 from webapp.curation.models import Decision
 from webapp.projects.models import Assignment, Member, Project
+from webapp.projects.selectors import project_documents
 
 IDLE_CUTOFF = timedelta(minutes=10)
 MIN_ACTIVE_FOR_RATE = timedelta(minutes=1)
@@ -249,9 +249,7 @@ class ProjectStats:
 def project_decisions(project: Project) -> QuerySet[Decision]:
     """The project's decisions: on its annotators' copies, and the adjudications on its own documents (those of
     its document subset, or of its collection where it has none)."""
-    subset = project.documents.all()
-    documents = subset if subset.exists() else Document.objects.filter(collection_id=project.collection_id)
-    adjudicated = Q(via=Via.ADJUDICATION, document__in=documents)
+    adjudicated = Q(via=Via.ADJUDICATION, document__in=project_documents(project))
     return Decision.objects.filter(Q(document__assignment__project=project) | adjudicated)
 
 
