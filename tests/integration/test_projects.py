@@ -245,3 +245,25 @@ def test_permissions_matrix(team, charlie) -> None:  # type: ignore[no-untyped-d
     assert client_for(bob).get(f"/api/documents/{doc.pk}/").status_code == 200
 
 
+
+
+# --- the pages say what went wrong ------------------------------------------------------------------------------
+
+
+def test_the_pages_say_why_a_filter_or_an_assignment_was_refused(team) -> None:  # type: ignore[no-untyped-def]
+    manager = client_for(team["alice"])
+    answer = manager.post("/projects/new/", {"title": "X", "slug": "x", "collection": "demo", "annotators_per_document": 2,
+                                              "concept_roots": "MESH:NOPE"})
+    assert answer.status_code == 400 and "MESH:NOPE" in answer.content.decode()
+    assert not Project.objects.filter(slug="x").exists()
+
+    body = {"mode": "manual", "annotators": ["bob"], "documents": "demo-1"}
+    manager.post("/projects/duo/assign/", body)
+    page = manager.post("/projects/duo/assign/", body, follow=True).content.decode()
+    assert "Nothing assigned: already assigned: demo-1 to bob" in page
+    assert Assignment.objects.filter(project=team["project"]).count() == 1
+
+    member = Member.objects.get(project=team["project"], user=team["bob"], role=Member.Role.ANNOTATOR)
+    page = manager.post(f"/projects/duo/members/{member.pk}/remove/", follow=True).content.decode()
+    assert "bob has 1 document not done in Duo (demo-1)" in page
+    assert Member.objects.filter(pk=member.pk).exists()
