@@ -25,7 +25,7 @@ from linker.encoders.base import NameEncoder
 from linker.encoders.registry import load_encoder
 from linker.encoders.transformer import TransformerEncoder
 from linker.evaluate import evaluate_linking
-from linker.index import IndexConfig
+from linker.index import KINDS, IndexConfig
 from linker.linker import Linker, LinkerConfig
 from linker.methods.biosyn import BioSynRecipeConfig
 from linker.methods.hiprbert import HiPrBERTRecipeConfig
@@ -68,7 +68,7 @@ def build_index_main(
     encoder_path: str | Path | None = None,
     merge_train: Sequence[str | Path] = (),
     mention_types: set[str] | None = None,
-    index_kind: str = "flat",
+    index_kind: str = "auto",
     sparse_weight: float = 1.0,
     dense_scale: float = 20.0,
     sparse_only: bool = False,
@@ -77,6 +77,8 @@ def build_index_main(
     cascade: str = "exact",
     sparse_search: bool = True,
     device: str | None = None,
+    hnsw_storage: str = "flat",
+    vector_dtype: str = "auto",
 ) -> dict[str, Any]:
     """An artifact folder from a dictionary file (+ training mentions merged) and an encoder folder (any kind;
     a linker artifact stands for its encoder). ``first_stage``: a fast encoder (BNE, DAN) indexed in front of
@@ -100,7 +102,7 @@ def build_index_main(
         text=text_cfg,
         retrieval=RetrievalConfig(sparse_weight=sparse_weight, dense_scale=dense_scale, sparse_search=sparse_search,
                                   cascade="exact" if fast is not None and cascade == "exact" else "off"),
-        index=IndexConfig(kind=index_kind),  # type: ignore[arg-type]
+        index=IndexConfig(kind=index_kind, hnsw_storage=hnsw_storage, vector_dtype=vector_dtype),  # type: ignore[arg-type]
         quantize=quantize,
     )
     t0 = time.perf_counter()
@@ -575,7 +577,13 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--encoder", help="encoder folder (default: the base model)")
     b.add_argument("--merge-train", nargs="*", default=[], help="PubTator files whose mentions join the dictionary")
     b.add_argument("--mention-types", help="comma-separated, e.g. Disease")
-    b.add_argument("--index", default="flat", choices=["flat", "hnsw", "ivf"])
+    b.add_argument("--index", default="auto", choices=list(KINDS),
+                   help="auto: flat (exact) below a million names, else an HNSW graph with a float16 copy; ivfpq: "
+                        "product-quantised codes for tens of millions of names")
+    b.add_argument("--hnsw-storage", choices=["flat", "sq8"], default="flat", help="sq8: the graph's vectors as int8")
+    b.add_argument("--vector-dtype", choices=["auto", "float32", "float16"], default="auto",
+                   help="the kept copy of the vectors (pair scores, re-ranking of quantised candidates); auto: float16 "
+                        "from a million names")
     b.add_argument("--sparse-weight", type=float, default=1.0)
     b.add_argument("--sparse-only", action="store_true")
     b.add_argument("--quantize", action="store_true")
@@ -742,7 +750,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        _types(args.mention_types), args.index, args.sparse_weight,
                                        sparse_only=args.sparse_only, quantize=args.quantize,
                                        first_stage=args.first_stage, cascade=args.cascade,
-                                       sparse_search=not args.no_sparse_search, device=args.device)
+                                       sparse_search=not args.no_sparse_search, device=args.device,
+                                       hnsw_storage=args.hnsw_storage, vector_dtype=args.vector_dtype)
     elif args.command == "train" and args.method == "biosyn":
         result = train_main(args.dictionary, args.train, args.out, _train_config(args), _types(args.mention_types),
                             args.base_model, args.log)

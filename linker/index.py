@@ -5,16 +5,21 @@ name, raw name and concept id); the index only knows vectors and those rows, so 
 the table is made searchable with ``add(vectors, rows)`` and no rebuild.
 
 Kinds: ``flat`` (exact; the default and right up to a few hundred thousand names), ``hnsw`` (graph; no
-training, fast for millions) and ``ivf`` (inverted lists; trained on the vectors given to ``build``).
-A float32 copy of the vectors is kept so that scores of arbitrary (query, name) pairs can be computed for
-hybrid retrieval and so that ``save``/``load`` round-trip exactly.
+training, fast for millions; ``hnsw_storage="sq8"`` keeps its vectors as int8, a quarter of the memory),
+``ivf`` (inverted lists; trained on the vectors given to ``build``) and ``ivfpq`` (inverted lists of product-
+quantised codes: ``pq_m`` bytes a name at 8 bits, for tens of millions of names).
+
+A copy of the vectors is kept so that scores of arbitrary (query, name) pairs can be computed for hybrid retrieval
+and so that ``save``/``load`` round-trip exactly: float32, or float16 (``vector_dtype``) to halve it at millions of
+names. The quantised kinds (``ivfpq``, ``hnsw`` with ``sq8``) fetch ``refine`` times k candidates and re-rank them
+with that copy, so the order they return is by the exact inner product.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,19 +28,59 @@ import numpy as np
 
 from linker.topk import padded_rows, top_k_columns
 
-__all__ = ["DenseIndex", "IndexConfig", "IndexKind"]
+__all__ = ["DenseIndex", "IndexConfig", "IndexKind", "KINDS", "pq_subquantisers"]
 
-IndexKind = Literal["flat", "hnsw", "ivf"]
+IndexKind = Literal["auto", "flat", "hnsw", "ivf", "ivfpq"]
+KINDS = ("auto", "flat", "hnsw", "ivf", "ivfpq")
+# ``auto`` below this many names is flat (exact search of a million 384-d vectors is ~1.5 GB and tens of ms a query
+# on two cores); from it, an HNSW graph with a float16 copy (bench/scale.py measured it at 3 million names).
+AUTO_GRAPH_FROM = 1_000_000
+# PQ codebooks are k-means of 2**bits centroids: fewer training vectors than this make empty centroids.
+_PQ_MIN_TRAIN_PER_CENTROID = 39
 
 
 @dataclass(frozen=True)
 class IndexConfig:
-    kind: IndexKind = "flat"
+    kind: IndexKind = "auto"  # resolved by the number of names when the index is built (:meth:`resolved`)
     hnsw_m: int = 32
     hnsw_ef_search: int = 128
     hnsw_ef_construction: int = 80
+    hnsw_storage: Literal["flat", "sq8"] = "flat"  # sq8: vectors as int8 in the graph (a quarter of the memory)
     ivf_nlist: int = 0  # 0: about 4 * sqrt(n) lists
     ivf_nprobe: int = 16
+    pq_m: int = 0  # ivfpq: sub-quantisers (bytes a name at 8 bits); 0: dim / 8, or the largest divisor of dim below it
+    pq_bits: int = 8
+    refine: int = 4  # quantised kinds: candidates fetched per result, re-ranked exactly with the kept vectors
+    # The kept copy (pair scores, refinement, save/load); auto: float16 from AUTO_GRAPH_FROM names, else float32.
+    vector_dtype: Literal["auto", "float32", "float16"] = "auto"
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown index kind {self.kind!r}; expected one of {', '.join(KINDS)}")
+        if self.hnsw_storage not in ("flat", "sq8"):
+            raise ValueError(f"hnsw_storage is flat or sq8, not {self.hnsw_storage!r}")
+        if self.vector_dtype not in ("auto", "float32", "float16"):
+            raise ValueError(f"vector_dtype is auto, float32 or float16, not {self.vector_dtype!r}")
+        if not 1 <= self.pq_bits <= 16 or self.pq_m < 0 or self.refine < 1:
+            raise ValueError("pq_bits must be 1..16, pq_m >= 0 and refine >= 1")
+
+    def resolved(self, names: int) -> IndexConfig:
+        """The concrete settings for ``names`` vectors: ``auto`` kind becomes flat, or HNSW from
+        :data:`AUTO_GRAPH_FROM` names; ``auto`` vector dtype float32, or float16 from there. Explicit values stay."""
+        large = names >= AUTO_GRAPH_FROM
+        kind = ("hnsw" if large else "flat") if self.kind == "auto" else self.kind
+        dtype = ("float16" if large else "float32") if self.vector_dtype == "auto" else self.vector_dtype
+        return replace(self, kind=kind, vector_dtype=dtype)
+
+    @property
+    def quantised(self) -> bool:
+        return self.kind == "ivfpq" or (self.kind == "hnsw" and self.hnsw_storage == "sq8")
+
+
+def pq_subquantisers(dim: int, wanted: int = 0) -> int:
+    """``wanted`` if it divides ``dim``, else the largest divisor of ``dim`` not above ``wanted`` (default dim / 8)."""
+    target = wanted or max(1, dim // 8)
+    return next(m for m in range(min(target, dim), 0, -1) if dim % m == 0)
 
 
 class DenseIndex:
@@ -45,9 +90,11 @@ class DenseIndex:
         self.dim = dim
         self.config = config or IndexConfig()
         self._index: faiss.Index | None = None
-        self._vectors = np.zeros((0, dim), dtype=np.float32)
+        self._vectors = np.zeros((0, dim), dtype=np.float32)  # the configured dtype once built (_new_faiss)
         self._rows = np.zeros(0, dtype=np.int64)  # faiss id -> name row
-        self._position: dict[int, int] = {}  # name row -> faiss id
+        # name row -> faiss id (-1: not indexed). An array, not a dict: at millions of names a dict costs
+        # hundreds of MB and seconds to rebuild on load.
+        self._position = np.zeros(0, dtype=np.int64)
         # Name rows taken back (an undone curator synonym): faiss cannot delete from every index kind (HNSW),
         # so their vectors stay and search skips them; a rebuild drops them for good.
         self._masked: set[int] = set()
@@ -69,11 +116,20 @@ class DenseIndex:
         return index
 
     def _new_faiss(self, train_vectors: np.ndarray) -> faiss.Index:
+        self.config = self.config.resolved(len(train_vectors))
+        self._vectors = self._vectors.astype(self.config.vector_dtype)
         cfg = self.config
         if cfg.kind == "flat":
             return faiss.IndexFlatIP(self.dim)
         if cfg.kind == "hnsw":
-            hnsw = faiss.IndexHNSWFlat(self.dim, cfg.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            hnsw: Any
+            if cfg.hnsw_storage == "sq8":
+                hnsw = faiss.IndexHNSWSQ(self.dim, faiss.ScalarQuantizer.QT_8bit, cfg.hnsw_m, faiss.METRIC_INNER_PRODUCT)  # type: ignore[arg-type]
+                if len(train_vectors) == 0:
+                    raise ValueError("an hnsw index with sq8 storage needs vectors to train its quantiser on")
+                hnsw.train(train_vectors)
+            else:
+                hnsw = faiss.IndexHNSWFlat(self.dim, cfg.hnsw_m, faiss.METRIC_INNER_PRODUCT)
             hnsw.hnsw.efConstruction = cfg.hnsw_ef_construction
             hnsw.hnsw.efSearch = cfg.hnsw_ef_search
             return hnsw
@@ -87,7 +143,21 @@ class DenseIndex:
             ivf.train(train_vectors)
             ivf.nprobe = min(cfg.ivf_nprobe, nlist)
             return ivf  # faiss's Python wrapper keeps a reference to the quantizer
-        raise ValueError(f"unknown index kind {cfg.kind!r}; expected flat, hnsw or ivf")
+        # ivfpq
+        n = len(train_vectors)
+        needed = _PQ_MIN_TRAIN_PER_CENTROID * (1 << cfg.pq_bits)
+        if n < needed:
+            raise ValueError(f"an ivfpq index with {cfg.pq_bits}-bit codes needs at least {needed:,} vectors to train on, "
+                             f"got {n:,}: use flat or hnsw for a dictionary this small")
+        nlist = cfg.ivf_nlist or max(1, min(n // 39, int(4 * math.sqrt(n))))
+        quantizer = faiss.IndexFlatIP(self.dim)
+        ivfpq = faiss.IndexIVFPQ(quantizer, self.dim, nlist, pq_subquantisers(self.dim, cfg.pq_m), cfg.pq_bits,
+                                 faiss.METRIC_INNER_PRODUCT)
+        # k-means on every vector of millions costs minutes and gains nothing: a large sample trains as well.
+        sample = train_vectors if n <= 256 * nlist else train_vectors[np.random.default_rng(0).choice(n, 256 * nlist, replace=False)]
+        ivfpq.train(sample)
+        ivfpq.nprobe = min(cfg.ivf_nprobe, nlist)
+        return ivfpq
 
     def add(self, vectors: np.ndarray, rows: np.ndarray | list[int]) -> None:
         """Append vectors [n, d] for name rows [n]; searchable by the next ``search`` call."""
@@ -97,17 +167,25 @@ class DenseIndex:
             raise ValueError(f"expected vectors of shape [n, {self.dim}], got {vectors.shape}")
         if len(rows_arr) != len(vectors):
             raise ValueError(f"{len(vectors)} vectors but {len(rows_arr)} rows")
-        dup = [int(r) for r in rows_arr if int(r) in self._position]
-        if dup:
-            raise ValueError(f"name rows already indexed: {dup[:5]}")
+        if len(rows_arr) and rows_arr.min() < 0:
+            raise ValueError("name rows are >= 0")
+        known = rows_arr[rows_arr < len(self._position)]
+        dup = known[self._position[known] >= 0]
+        if len(dup) or len(np.unique(rows_arr)) != len(rows_arr):
+            shown = dup[:5].tolist() or [int(r) for r, c in zip(*np.unique(rows_arr, return_counts=True), strict=True) if c > 1][:5]
+            raise ValueError(f"name rows already indexed: {shown}")
         if self._index is None:
             self._index = self._new_faiss(vectors)
         start = len(self._rows)
         self._index.add(vectors)
-        self._vectors = np.concatenate([self._vectors, vectors]) if len(self._vectors) else vectors.copy()
+        kept = vectors.astype(self._vectors.dtype, copy=False)
+        self._vectors = np.concatenate([self._vectors, kept]) if len(self._vectors) else kept.copy()
         self._rows = np.concatenate([self._rows, rows_arr])
-        for offset, row in enumerate(rows_arr.tolist()):
-            self._position[row] = start + offset
+        if len(rows_arr):
+            size = max(len(self._position), int(rows_arr.max()) + 1)
+            if size > len(self._position):
+                self._position = np.concatenate([self._position, np.full(size - len(self._position), -1, np.int64)])
+            self._position[rows_arr] = np.arange(start, start + len(rows_arr))
 
     @property
     def masked(self) -> frozenset[int]:
@@ -115,7 +193,10 @@ class DenseIndex:
 
     def mask(self, rows: np.ndarray | list[int]) -> None:
         """Stop returning name rows ``rows`` from :meth:`search` (rows not indexed are ignored)."""
-        self._masked.update(int(r) for r in np.asarray(rows, dtype=np.int64).ravel() if int(r) in self._position)
+        self._masked.update(int(r) for r in np.asarray(rows, dtype=np.int64).ravel() if self._has(int(r)))
+
+    def _has(self, row: int) -> bool:
+        return 0 <= row < len(self._position) and bool(self._position[row] >= 0)
 
     def search(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Queries [n, d] -> (scores [n, k] float32, name rows [n, k] int64; -1 where fewer than k)."""
@@ -129,6 +210,8 @@ class DenseIndex:
             # Exact search as one BLAS product per block: on a small shared CPU this is 3-4x faster than
             # faiss's flat search with k ~ 64 (the faiss index is still kept and saved).
             scores, ids = _exact_top_k(self._vectors, vectors, wanted)
+        elif self.config.quantised:
+            scores, ids = self._refined(vectors, wanted)
         else:
             scores, ids = self._index.search(vectors, wanted)
         rows = np.where(ids >= 0, self._rows[np.clip(ids, 0, None)], -1)
@@ -137,23 +220,36 @@ class DenseIndex:
             scores, rows = _without_rows(scores, rows, self._masked, k)
         return scores, rows
 
+    def _refined(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """A quantised index's ``refine * k`` nearest codes, re-ranked by the exact inner product."""
+        assert self._index is not None
+        _, ids = self._index.search(queries, k * self.config.refine)
+        scores = np.full(ids.shape, -np.inf, dtype=np.float32)
+        for i in range(len(queries)):
+            valid = ids[i] >= 0
+            scores[i, valid] = self._vectors[ids[i, valid]].astype(np.float32) @ queries[i]
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        top_scores = np.take_along_axis(scores, order, axis=1)
+        top_ids = np.where(np.isfinite(top_scores), np.take_along_axis(ids, order, axis=1), -1)
+        return top_scores, top_ids
+
     def vectors(self, rows: np.ndarray | list[int]) -> np.ndarray:
-        """Stored vectors of name rows [n] -> [n, d]."""
-        return self._vectors[[self._position[int(r)] for r in np.asarray(rows).ravel()]]
+        """Stored vectors of name rows [n] -> [n, d] (float32)."""
+        return self._vectors[self._position[np.asarray(rows, dtype=np.int64).ravel()]].astype(np.float32)
 
     def pair_scores(self, queries: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Inner products of queries [n, d] with the names at ``rows`` [n, m] -> [n, m] (-1 rows: -inf)."""
         out = np.full(rows.shape, -np.inf, dtype=np.float32)
-        valid = rows >= 0
+        valid = (rows >= 0) & (rows < len(self._position))
+        pos = np.full(rows.shape, -1, dtype=np.int64)
+        pos[valid] = self._position[rows[valid]]
+        valid &= pos >= 0  # a row of the name table this index does not hold
         if not valid.any():
             return out
-        pos = np.zeros(rows.shape, dtype=np.int64)
-        lookup = self._position
-        pos[valid] = [lookup[int(r)] for r in rows[valid]]
         # Row by row keeps the temporary [m, d] small whatever n is.
         for i in range(rows.shape[0]):
             v = valid[i]
-            out[i, v] = self._vectors[pos[i, v]] @ queries[i]
+            out[i, v] = self._vectors[pos[i, v]].astype(np.float32) @ queries[i]
         return out
 
     # --- persistence --------------------------------------------------------------------------------
@@ -175,16 +271,17 @@ class DenseIndex:
         folder = Path(folder)
         meta = json.loads((folder / "index.json").read_text())
         index = cls(int(meta["dim"]), IndexConfig(**meta["config"]))
-        index._vectors = np.load(folder / "vectors.npy")
+        index._vectors = np.load(folder / "vectors.npy")  # saved in the dtype it was kept in
         index._rows = np.load(folder / "rows.npy")
-        index._position = {int(r): i for i, r in enumerate(index._rows.tolist())}
+        index._position = np.full(int(index._rows.max()) + 1 if len(index._rows) else 0, -1, dtype=np.int64)
+        index._position[index._rows] = np.arange(len(index._rows))
         if (folder / "masked.npy").exists():
             index._masked = {int(r) for r in np.load(folder / "masked.npy").tolist()}
         if (folder / "index.faiss").exists():
             loaded: Any = faiss.read_index(str(folder / "index.faiss"))
             if index.config.kind == "hnsw":
                 loaded.hnsw.efSearch = index.config.hnsw_ef_search
-            elif index.config.kind == "ivf":
+            elif index.config.kind in ("ivf", "ivfpq"):
                 loaded.nprobe = index.config.ivf_nprobe
             index._index = loaded
         return index
