@@ -339,19 +339,23 @@ class Config:
     keep_db: str | None = None
     record: bool = True
     bne_minutes: float = 8.0
+    ivf_nlist: int = 0
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def index_config(kind: str) -> Any:
-    """The served configurations: both quantised, with the float copy (pair scores, refinement) in float16."""
+def index_config(kind: str, ivf_nlist: int = 0) -> Any:
+    """The served configurations: both quantised, with the float copy (pair scores, refinement) in float16.
+
+    ``ivf_nlist`` 0 is the index's own choice (4 sqrt(n) lists, k-means on 256 vectors a list: at 3M names ~6,900
+    lists trained on 1.8M vectors, which this CPU cannot do in a session); a smaller number trains in minutes."""
     from linker.index import IndexConfig
 
     configs = {
         "hnsw": IndexConfig(kind="hnsw", hnsw_storage="sq8", vector_dtype="float16"),
-        "ivfpq": IndexConfig(kind="ivfpq", ivf_nlist=0, ivf_nprobe=16, pq_m=0, pq_bits=8, vector_dtype="float16"),
+        "ivfpq": IndexConfig(kind="ivfpq", ivf_nlist=ivf_nlist, ivf_nprobe=16, pq_m=0, pq_bits=8, vector_dtype="float16"),
         "hnsw-flat": IndexConfig(kind="hnsw"),
-        "flat": IndexConfig(),
+        "flat": IndexConfig(kind="flat"),
     }
     if kind not in configs:
         raise SystemExit(f"unknown index kind {kind!r}; expected one of {', '.join(configs)}")
@@ -368,8 +372,10 @@ def main(cfg: Config) -> dict[str, Any]:
     result: dict[str, Any] = {"benchmark": "scale", "date": datetime.now(UTC).isoformat(timespec="seconds"),
                               "names_requested": cfg.names, "seed": cfg.seed, "stages": list(cfg.stages),
                               "load_avg_1m_at_start": round(os.getloadavg()[0], 1), "goals": GOALS}
-    folder, generated = generate(cfg.names, cfg.seed, cfg.data)
-    result["generate"] = {**generated, "folder": str(folder.relative_to(ROOT))}
+    folder = WORK  # the medic stage alone needs no generated release
+    if set(cfg.stages) - {"medic"}:
+        folder, generated = generate(cfg.names, cfg.seed, cfg.data)
+        result["generate"] = {**generated, "folder": str(folder.relative_to(ROOT))}
     if set(cfg.stages) - {"generate"}:
         _with_django(cfg, folder, result)
     result["rss_peak_mb"] = peak_rss_mb()
@@ -591,8 +597,9 @@ def stage_index(cfg: Config) -> dict[str, Any]:
     rows: np.ndarray | None = None
     exact: np.ndarray | None = None
     queries: np.ndarray | None = None
+    names_sample: list[str] = []  # 3,000 of the names, for MiniLM's names/s
     for kind in cfg.kinds:
-        config = LinkerConfig(retrieval=RetrievalConfig(sparse_search=False), index=index_config(kind))
+        config = LinkerConfig(retrieval=RetrievalConfig(sparse_search=False), index=index_config(kind, cfg.ivf_nlist))
         entry: dict[str, Any] = {"config": {k: v for k, v in vars(config.index).items()}}
         if linker is None:
             t0 = time.perf_counter()
@@ -606,8 +613,9 @@ def stage_index(cfg: Config) -> dict[str, Any]:
             out["phases_s"] = spans  # tf-idf, encode, faiss (the first kind's)
             out["encode_names_per_s"] = round(len(linker.table) / spans["encode"]) if spans.get("encode") else None
             assert linker.index is not None
-            vectors = np.asarray(linker.index.vectors(linker.index.rows), dtype=np.float32)
-            rows = linker.index.rows.copy()
+            # The index's own kept copy (float16 here, in faiss order beside its rows): the next kinds are built
+            # from it and exact search runs over it, without a second float32 copy of millions of vectors.
+            vectors, rows = linker.index._vectors, linker.index.rows.copy()
             entry["faiss_build_s"] = spans.get("faiss")
         else:
             assert vectors is not None and rows is not None
@@ -620,6 +628,7 @@ def stage_index(cfg: Config) -> dict[str, Any]:
             queries, exact = _exact_neighbours(linker, vectors, cfg)
             out["recall_queries"] = len(queries)
         entry["recall_at_10_vs_exact"] = _recall(linker, queries, exact)
+        entry["dev_accuracy"] = dev_accuracy(linker, cfg)
         folder = _artifact(kind)
         shutil.rmtree(folder, ignore_errors=True)
         t0 = time.perf_counter()
@@ -634,9 +643,15 @@ def stage_index(cfg: Config) -> dict[str, Any]:
                                     state=IndexVersion.State.READY, name_count=len(linker.table),
                                     concept_count=len(linker.table.concepts), build_seconds=entry["faiss_build_s"] or 0)
         out["kinds"][kind] = entry
+        if not names_sample:
+            names_sample = random.Random(cfg.seed + 3).sample(list(linker.table.names), min(3000, len(linker.table)))
+            out["distinct_names"] = len(set(linker.table.names))
     out["rss_after_builds_mb"] = current_rss_mb()
     if linker is not None:
-        out["minilm"] = _minilm_projection(linker.table.names, cfg.seed)
+        del linker, vectors
+        out["control_medic_only"] = _medic_only_control(cfg, encoder)
+    if names_sample:
+        out["minilm"] = _minilm_projection(names_sample)
     return out
 
 
@@ -657,7 +672,7 @@ def _exact_neighbours(linker: Any, vectors: Any, cfg: Config) -> tuple[Any, Any]
     best_scores = np.full((len(q), k), -np.inf, dtype=np.float32)
     best_ids = np.full((len(q), k), -1, dtype=np.int64)
     for start in range(0, len(vectors), 200_000):
-        block = vectors[start : start + 200_000] @ q.T  # [b, queries]
+        block = vectors[start : start + 200_000].astype(np.float32) @ q.T  # [b, queries]
         top = np.argpartition(-block, k - 1, axis=0)[:k].T  # [queries, k]
         scores = np.take_along_axis(block.T, top, axis=1)
         merged_scores = np.concatenate([best_scores, scores], axis=1)
@@ -700,20 +715,46 @@ def _load_in_fresh_process(folder: Path) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _minilm_projection(names: Sequence[str], seed: int) -> dict[str, Any]:
-    """MiniLM (zero-shot, the CPU default) on 3,000 of the names: names/s and the time all of them would take."""
+def dev_accuracy(linker: Any, cfg: Config) -> dict[str, Any]:
+    """Acc@1 / Acc@5 of the linker on every BC5CDR dev Disease mention (the linker's own protocol, gold ids resolved
+    through the table's alternative ids), beside the panel's sample."""
+    from linker.data import iter_pubtator
+    from linker.evaluate import evaluate_linking
+    from linker.protocol import build_eval_set
+
+    docs = list(iter_pubtator(cfg.data / DEV))
+    eval_set = build_eval_set(docs, linker.table, linker.preprocessor, {"Disease"})
+    t0 = time.perf_counter()
+    ranked = linker.link_queries([m.queries for m in eval_set], 20)
+    seconds = time.perf_counter() - t0
+    metrics = evaluate_linking([m.gold_parts for m in eval_set],
+                               [[[c.concept_id for c in part] for part in parts] for parts in ranked])
+    return {"acc@1": round(float(metrics["acc@1"]), 4), "acc@5": round(float(metrics["acc@5"]), 4),
+            "mentions": len(eval_set), "mentions_per_s": round(len(eval_set) / seconds, 1)}
+
+
+def _medic_only_control(cfg: Config, encoder: Any) -> dict[str, Any]:
+    """The same encoder and retrieval over CTD MEDIC alone (exact search): what the synthetic names cost."""
+    from linker.data import iter_medic_tsv
+    from linker.index import IndexConfig
+    from linker.linker import Linker, LinkerConfig
+    from linker.retrieval import RetrievalConfig
+
+    config = LinkerConfig(retrieval=RetrievalConfig(sparse_search=False), index=IndexConfig(kind="flat"))
+    linker = Linker.build(iter_medic_tsv(cfg.data / MEDIC), encoder, config)
+    return {"names": len(linker.table), **dev_accuracy(linker, cfg)}
+
+
+def _minilm_projection(sample: Sequence[str]) -> dict[str, Any]:
+    """MiniLM (zero-shot, the CPU default) on 3,000 of the names: names/s (the projection is made by the caller)."""
     from linker.encoders.transformer import TransformerEncoder
 
-    rng = random.Random(seed + 3)
-    distinct = len(set(names))
-    sample = rng.sample(list(names), min(3000, len(names)))
     encoder = TransformerEncoder()
     encoder.encode(sample[:64])  # warm-up
     t0 = time.perf_counter()
     encoder.encode(sample, batch_size=512)
     rate = len(sample) / (time.perf_counter() - t0)
-    return {"sample": len(sample), "names_per_s": round(rate, 1), "distinct_names": distinct,
-            "projected_cpu_encode_h": round(distinct / rate / 3600, 2)}
+    return {"sample": len(sample), "names_per_s": round(rate, 1)}
 
 
 # --- the panel ---------------------------------------------------------------------------------------------
@@ -850,11 +891,11 @@ def _met(v: dict[str, Any]) -> str:
 
 
 def append_results(result: dict[str, Any], cfg: Config) -> None:
-    g = result["generate"]
+    g = result.get("generate")
+    title = f"{g['names']:,} names imported, indexed and served" if g else "the MEDIC-size dense panel"
     lines = [
         "",
-        f"## {result['date'][:16].replace('T', ' ')} UTC scale: {g['names']:,} names imported, indexed and served "
-        "(bench/scale.py)",
+        f"## {result['date'][:16].replace('T', ' ')} UTC scale: {title} (bench/scale.py)",
         "",
         f"Machine: {result.get('machine', 'not described (generate only)')}; 1-minute load average "
         f"{result['load_avg_1m_at_start']} at the start, {result['load_avg_1m_at_end']} at the end; "
@@ -862,9 +903,9 @@ def append_results(result: dict[str, Any], cfg: Config) -> None:
     ]
     if cfg.note:
         lines.append(f"Note: {cfg.note}")
-    lines += [
+    lines += [] if g is None else [
         "",
-        f"Generated release ({'reused' if g.get('reused') else 'written'} in {g.get('generate_s')} s, seed "
+        f"Generated release ({'reused; ' if g.get('reused') else ''}written in {g.get('generate_s')} s, seed "
         f"{result['seed']}): {g['concepts']:,} concepts ({g['medic_concepts']:,} real CTD MEDIC, "
         f"{g['synthetic_concepts']:,} synthetic), {g['names']:,} names ({g['names_per_concept_mean']} a concept, at most "
         f"{g['names_per_concept_max']}; {g['name_chars_mean']} characters on average), {g['mrconso_rows']:,} MRCONSO rows, "
@@ -893,23 +934,33 @@ def append_results(result: dict[str, Any], cfg: Config) -> None:
         e = index["encoder"]
         lines += ["", f"Index: {index['names']:,} names of {index['concepts']:,} concepts; encoder BNE (fast sizes, 16 "
                       f"negatives, trained here on BC5CDR train + CTD MEDIC{', reused' if e.get('reused') else ''}; "
-                      f"train {e.get('train_s', e.get('train_wall_s'))} s), encoding {index.get('encode_names_per_s') or 0:,} "
+                      f"training {round(e.get('train_s') or e.get('train_wall_s') or 0)} s, best epoch "
+                      f"{e.get('best_epoch')}), encoding {index.get('encode_names_per_s') or 0:,} "
                       f"names/s; linker build {index['linker_build_s']} s (phases: "
                       f"{', '.join(f'{k} {v} s' for k, v in index['phases_s'].items())}); tf-idf scores only the dense "
                       "candidates (sparse_search=False).", "",
                   "| index kind | faiss build s | index files MB | whole artifact MB | fresh process RSS after load MB "
-                  "(linker's share) | load s | recall@10 vs exact |", "|---|---:|---:|---:|---:|---:|---:|"]
+                  "(linker's share) | load s | recall@10 vs exact | BC5CDR dev Disease Acc@1 / Acc@5 (linker) |",
+                  "|---|---:|---:|---:|---:|---:|---:|---|"]
         for kind, k in index["kinds"].items():
-            load = k.get("load", {})
+            load, acc = k.get("load", {}), k["dev_accuracy"]
             lines.append(f"| {kind} ({_describe_config(k['config'])}) | {k['faiss_build_s']} | {k['index_files_mb']:,} | "
                          f"{k['artifact_mb']:,} | {load.get('rss_after_mb', '?'):,} ({load.get('linker_rss_mb', '?'):,}) | "
-                         f"{load.get('load_s', '?')} | {k['recall_at_10_vs_exact']} |")
+                         f"{load.get('load_s', '?')} | {k['recall_at_10_vs_exact']} ({index['recall_queries']} queries) | "
+                         f"{acc['acc@1']} / {acc['acc@5']} ({acc['mentions']:,}) |")
+        c = index.get("control_medic_only")
+        if c:
+            lines += ["", f"Control: the same encoder and retrieval over CTD MEDIC alone ({c['names']:,} names, exact "
+                          f"search): Acc@1 {c['acc@1']} / Acc@5 {c['acc@5']} on the same mentions; the difference is what "
+                          "the synthetic names (each a real name with a word or two swapped) take away."]
         m = index.get("minilm")
         if m:
+            hours = index["distinct_names"] / m["names_per_s"] / 3600
             lines += ["", f"MiniLM (zero-shot, CPU) on {m['sample']:,} of these names: {m['names_per_s']} names/s, so "
-                          f"{m['distinct_names']:,} distinct names would take {m['projected_cpu_encode_h']} h to encode "
-                          "here; shared/docs/GPU.md is the recipe for the lent H100 (measured there: a full NCBI BioSyn "
-                          "index 45 s, BC5CDR 59 s, with build-index encoding on its 16 CPU cores)."]
+                          f"the {index['distinct_names']:,} distinct names would take {hours:.1f} h to encode here; "
+                          "shared/docs/GPU.md is the recipe for the lent H100 (measured there: BC5CDR BioSyn "
+                          "pre-training 70 s + 10 epochs 142 s + index 59 s, the index encoded by build-index on the "
+                          "machine's 16 CPU cores)."]
     panel = result.get("panel")
     medic = result.get("medic")
     if panel or medic:
@@ -952,6 +1003,7 @@ def parse_args(argv: list[str] | None = None) -> Config:
     parser.add_argument("--data", type=Path, default=Config.data, help="The shared data folder.")
     parser.add_argument("--keep-db", metavar="NAME", help="Use (and keep) this database instead of a throwaway one.")
     parser.add_argument("--bne-minutes", type=float, default=Config.bne_minutes, help="BNE's training time budget.")
+    parser.add_argument("--ivf-nlist", type=int, default=0, help="ivfpq's lists (0: the index's own choice, 4 sqrt(n)).")
     parser.add_argument("--note", default="", help="A line recorded with the figures.")
     parser.add_argument("--no-record", action="store_true", help="Print only; do not append to bench/RESULTS.md.")
     args = parser.parse_args(argv)
@@ -963,7 +1015,8 @@ def parse_args(argv: list[str] | None = None) -> Config:
         parser.error("--names must be at least 1, --mentions at least 2 and --searches at least 1")
     return Config(names=args.names, seed=args.seed, stages=stages, kinds=tuple(k for k in args.kinds.split(",") if k),
                   mentions=args.mentions, searches=args.searches, recall_queries=args.recall_queries, data=args.data,
-                  keep_db=args.keep_db, record=not args.no_record, bne_minutes=args.bne_minutes, note=args.note)
+                  keep_db=args.keep_db, record=not args.no_record, bne_minutes=args.bne_minutes,
+                  ivf_nlist=args.ivf_nlist, note=args.note)
 
 
 if __name__ == "__main__":
