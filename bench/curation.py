@@ -91,6 +91,9 @@ def main(cfg: Config) -> dict[str, Any]:
     settings.ARTIFACT_ROOT = artifacts
     try:
         setup = prepare(cfg)
+        from linker.device import limit_threads
+
+        limit_threads(settings.LINKER_WEB_THREADS)  # the panel is timed as the web process serves it (webapp/wsgi.py)
         panel = bench_panel(cfg)
         search = bench_search(cfg)
     finally:

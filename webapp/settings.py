@@ -283,6 +283,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is ever downloaded at ru
 # hold its own copy of the model in GPU memory; auto follows LINKER_DEVICE.
 LINKER_DEVICE = envdevice("LINKER_DEVICE", "auto")
 LINKER_SERVING_DEVICE = envdevice("LINKER_SERVING_DEVICE", "cpu")
+# Compute threads of a web process's linker (torch, BLAS, faiss; webapp/wsgi.py): a request is one or a few mentions,
+# which one thread serves fastest, and more threads stall whenever another process holds a core.
+LINKER_WEB_THREADS = envint("LINKER_WEB_THREADS", 1, minimum=1)
 
 LOGGING = {
     "version": 1,
