@@ -976,6 +976,10 @@ def append_results(result: dict[str, Any], cfg: Config) -> None:
             f, r, acc = p["first_view"], p["repeat_view"], p["accuracy"]
             lines.append(f"| {label} | {f['n']} | {f['p50_ms']} / {f['p95_ms']} | {r['p50_ms']} / {r['p95_ms']} | "
                          f"{p['index_load_s']} | {acc['acc@1']} / {acc['acc@5']} ({acc['mentions_scored']}) | {goal} |")
+    if medic and "build_index_s" in medic:
+        lines += ["", f"MEDIC alone: `build_index --dictionary medic --activate` (MiniLM zero-shot, on this CPU) took "
+                      f"{medic['build_index_s']} s; BC5CDR dev Disease gold links resolved: {medic['gold']['resolved']:,} / "
+                      f"{medic['gold']['disease_gold_links']:,}."]
     if result["verdict"]:
         lines += ["", "Goals: " + "; ".join(f"{k} {v['value']} (goal {v['goal']}): {_met(v)}"
                                             for k, v in result["verdict"].items()) + "."]
