@@ -17,10 +17,14 @@ PASSWORD = "correct-horse-battery-staple"
 @pytest.fixture(autouse=True)
 def _empty_cache() -> None:
     """Each test starts from an empty cache: /healthz answers from it (webapp.core.health), and so do DRF's
-    throttles; the local-memory cache would otherwise carry one test's answers into the next."""
+    throttles; the local-memory cache would otherwise carry one test's answers into the next. Likewise the
+    panel's per-process ancestry cache (a test may add hierarchy edges to concepts an earlier test showed)."""
     from django.core.cache import cache
 
+    from webapp.curation.lineage import ANCESTRY
+
     cache.clear()
+    ANCESTRY.clear()
 
 
 @pytest.fixture(scope="session")

@@ -101,3 +101,21 @@ def test_a_cycle_in_the_hierarchy_neither_hangs_nor_errors(bob_client, demo) -> 
     HierarchyEdge.objects.create(version=version, child=dm, parent=t2)  # bad data: DM -> T2DM -> DM
     p, _ = _panel_html(bob_client, "Type 2 diabetes")
     assert _tags(p)[:3] == [("MESH:D003924", ""), ("MESH:D003922", "sibling of #1"), ("MESH:D003920", "parent of #1")]
+
+
+def test_the_panel_reads_a_concepts_ancestry_once_per_process(django_assert_num_queries, db) -> None:  # type: ignore[no-untyped-def]
+    """The second lineage of the same candidates costs no query: a release's hierarchy never changes."""
+    from webapp.curation.lineage import candidate_lineage
+    from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, HierarchyEdge
+
+    version = DictionaryVersion.objects.create(dictionary=Dictionary.objects.create(slug="tiny", title="Tiny"), release="1",
+                                               source_format="obo", checksum="x")
+    root, mid, leaf = (Concept.objects.create(version=version, concept_id=c, preferred_name=c) for c in ("R", "M", "L"))
+    HierarchyEdge.objects.create(version=version, child=mid, parent=root)
+    HierarchyEdge.objects.create(version=version, child=leaf, parent=mid)
+    with django_assert_num_queries(1):
+        first = candidate_lineage([leaf.pk, mid.pk])
+    with django_assert_num_queries(0):
+        again = candidate_lineage([mid.pk, leaf.pk])
+    assert [c.concept_id for c in first.paths[leaf.pk][0]] == ["R", "M"] == [c.concept_id for c in again.paths[leaf.pk][0]]
+    assert again.parents == first.parents

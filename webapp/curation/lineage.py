@@ -1,10 +1,15 @@
 """Where candidate concepts sit in the hierarchy: their shortest path from a root, their parents and siblings.
 
-Read only; one recursive query for the paths (and the parents) of all of a panel's candidates.
+Read only; one recursive query for the paths (and the parents) of all of a panel's candidates, and none for a
+candidate whose ancestry this process has read before: a release's hierarchy never changes once imported (a new
+release has new concept rows), so each concept's ancestor edges are kept in a bounded per-process cache. (No signal
+clears it: a receiver on HierarchyEdge's delete would make deleting a UMLS-size release load millions of edges.)
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from django.db import connection
@@ -13,6 +18,74 @@ from webapp.vocab.hierarchy import paths_to_roots
 from webapp.vocab.models import Concept, HierarchyEdge
 
 MAX_SIBLINGS = 15
+# Concepts whose ancestor edges are kept (a MEDIC-size hierarchy holds ~10 ancestors a concept: a few MB).
+ANCESTRY_CACHE_SIZE = 50_000
+
+Edge = tuple[int, int, int, str, str]  # child pk, parent pk, parent's version, concept id and preferred name
+
+
+class _AncestryCache:
+    """Concept pk -> the edges of its whole ancestry (LRU; shared by a process's request threads)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._edges: OrderedDict[int, tuple[Edge, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, pk: int) -> tuple[Edge, ...] | None:
+        with self._lock:
+            edges = self._edges.get(pk)
+            if edges is not None:
+                self._edges.move_to_end(pk)
+            return edges
+
+    def put(self, pk: int, edges: tuple[Edge, ...]) -> None:
+        with self._lock:
+            self._edges[pk] = edges
+            self._edges.move_to_end(pk)
+            while len(self._edges) > self.size:
+                self._edges.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._edges.clear()
+
+
+ANCESTRY = _AncestryCache(ANCESTRY_CACHE_SIZE)
+
+
+def _ancestry(pks: list[int]) -> list[Edge]:
+    """The ancestor edges of every concept of ``pks``: cached ones from memory, the others in one query."""
+    edges: list[Edge] = []
+    missing = []
+    for pk in dict.fromkeys(pks):
+        cached = ANCESTRY.get(pk)
+        if cached is None:
+            missing.append(pk)
+        else:
+            edges.extend(cached)
+    if missing:
+        with connection.cursor() as cursor:
+            cursor.execute(_ANCESTORS_OF_MANY_SQL.format(edge=HierarchyEdge._meta.db_table, concept=Concept._meta.db_table), [missing])
+            rows: list[Edge] = [tuple(row) for row in cursor.fetchall()]  # type: ignore[misc]
+        edges.extend(rows)
+        parents: dict[int, list[Edge]] = {}
+        for row in rows:
+            parents.setdefault(row[0], []).append(row)
+        for pk in missing:  # each missing concept's own closure, walked up the edges just read
+            closure: list[Edge] = []
+            seen: set[int] = set()
+            stack = [pk]
+            while stack:
+                child = stack.pop()
+                if child in seen:
+                    continue
+                seen.add(child)
+                for row in parents.get(child, ()):
+                    closure.append(row)
+                    stack.append(row[1])
+            ANCESTRY.put(pk, tuple(closure))
+    return edges
 
 
 _ANCESTORS_OF_MANY_SQL = """
@@ -52,11 +125,9 @@ def candidate_lineage(pks: list[int], limit: int = 8) -> Lineage:
         return Lineage({}, {}, {})
     parents: dict[int, list[int]] = {}
     nodes: dict[int, Concept] = {}
-    with connection.cursor() as cursor:
-        cursor.execute(_ANCESTORS_OF_MANY_SQL.format(edge=HierarchyEdge._meta.db_table, concept=Concept._meta.db_table), [pks])
-        for child, parent, version_id, cid, name in cursor.fetchall():
-            parents.setdefault(child, []).append(parent)
-            nodes[parent] = Concept(pk=parent, version_id=version_id, concept_id=cid, preferred_name=name)
+    for child, parent, version_id, cid, name in sorted(set(_ancestry(pks))):
+        parents.setdefault(child, []).append(parent)
+        nodes[parent] = Concept(pk=parent, version_id=version_id, concept_id=cid, preferred_name=name)
     out: dict[int, tuple[list[Concept], int]] = {}
     for pk in pks:
         pk_paths, _ = paths_to_roots(pk, parents, limit)
