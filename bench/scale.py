@@ -782,10 +782,15 @@ def stage_panel(cfg: Config) -> dict[str, Any]:
 def bench_panel(cfg: Config, slug: str, collection: str) -> dict[str, Any]:
     """bench/curation.py's panel benchmark on a given dictionary and collection, with the RSS of loading its index
     and the accuracy of the suggestions it stored (top 10 per mention) against the gold links."""
+    from django.conf import settings
+
+    from linker.device import limit_threads
     from webapp.corpus.models import Mention
     from webapp.training.registry import get_active_linker
 
     curation = importlib.import_module("bench.curation")
+    # Timed as the web process serves it (webapp/wsgi.py), as bench/curation.py does; the builds before kept every core.
+    limit_threads(settings.LINKER_WEB_THREADS)
     client = _curator_client()
     rng = random.Random(cfg.seed)
     mentions = list(Mention.objects.filter(document__collection__slug=collection, mention_type="Disease")
