@@ -879,11 +879,16 @@ def verdict(result: dict[str, Any]) -> dict[str, Any]:
             p95 = panel["first_view"]["p95_ms"]
             out[f"panel_p95_ms_{kind}"] = {"value": p95, "goal": GOALS["panel_p95_ms"], "met": p95 < GOALS["panel_p95_ms"]}
     for kind, entry in ((result.get("index") or {}).get("kinds") or {}).items():
+        # The index (faiss structure, kept float copy, row map) is loaded whole, so its files are its memory; the
+        # served linker adds the name table, the tf-idf matrix and the encoder: both are judged, each by name.
+        gb = entry["index_files_mb"] / 1000
+        out[f"index_memory_gb_{kind}"] = {"value": round(gb, 2), "goal": GOALS["index_memory_gb"],
+                                          "met": gb < GOALS["index_memory_gb"], "what": "the index's files, loaded whole"}
         mb = (entry.get("load") or {}).get("linker_rss_mb")
         if mb is not None:
-            out[f"index_memory_gb_{kind}"] = {"value": round(mb / 1024, 2), "goal": GOALS["index_memory_gb"],
-                                              "met": mb / 1024 < GOALS["index_memory_gb"],
-                                              "what": "RSS a fresh process gains loading the whole artifact"}
+            out[f"linker_memory_gb_{kind}"] = {"value": round(mb / 1024, 2), "goal": GOALS["index_memory_gb"],
+                                               "met": mb / 1024 < GOALS["index_memory_gb"],
+                                               "what": "RSS a fresh process gains loading the whole linker artifact"}
     medic = (result.get("medic") or {}).get("panel")
     if medic:
         p95 = medic["first_view"]["p95_ms"]
