@@ -11,6 +11,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Left, Length
 
 
 class Dictionary(models.Model):
@@ -107,6 +108,11 @@ class Concept(models.Model):
         return f"{self.concept_id} {self.preferred_name}"
 
 
+# Characters of a name's normalised form that key the prefix index (webapp.vocab.selectors: shorter queries use the
+# b-tree range instead).
+PREFIX_KEY = 3
+
+
 class Name(models.Model):
     class Source(models.TextChoices):
         DICTIONARY = "dictionary", "Dictionary"
@@ -132,6 +138,9 @@ class Name(models.Model):
             # Concept search (typeahead) over normalised names: trigram similarity and ILIKE '%q%'.
             GinIndex(fields=["normalized"], name="name_normalized_trgm", opclasses=["gin_trgm_ops"]),
             models.Index(fields=["normalized"], name="name_normalized_btree"),
+            # Concept search's prefix tier: the names starting with a typed query, shortest first, read in index
+            # order and stopped at the rows it needs (a sort of every "car…" name took 170 ms at 3 million names).
+            models.Index(Left("normalized", PREFIX_KEY), Length("normalized"), name="name_prefix_length"),
         ]
 
     def __str__(self) -> str:
