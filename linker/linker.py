@@ -9,7 +9,7 @@ One artifact folder holds everything (``save``/``load``)::
     config.json          versions, λ, dense scale, retrieval / index / text configs, counts
     encoder/             encoder.json (its kind) + a transformer's Hugging Face weights and tokenizer, or a
                          BNE/DAN encoder's weights and word vectors
-    sparse/              tf-idf vocabulary, idf and the name matrix
+    sparse/              tf-idf vocabulary, idf and the name matrix (none without tf-idf search)
     index/               faiss index, vectors, faiss-row -> name-row map
     table/               name_table.json (names, raw names, concept ids, alt id map)
     first_stage/         optional fast encoder (BNE, DAN) and its index, searched before the transformer
@@ -189,7 +189,9 @@ class Linker:
 
         t0 = time.perf_counter()
         start("tf-idf", len(table))
-        sparse = SparseEncoder().fit(table.names)
+        # Without tf-idf search (sparse_search off) tf-idf only scores the dense candidates: no name matrix kept.
+        keep_matrix = encoder is None or config.retrieval.sparse_search
+        sparse = SparseEncoder().fit(table.names, keep_matrix=keep_matrix)
         meta["sparse_build_s"] = time.perf_counter() - t0
         index: DenseIndex | None = None
         if encoder is not None:
@@ -416,7 +418,9 @@ class Linker:
             # The index was encoded by the model as saved; a different precision would mismatch it.
             raise ValueError(f"{folder} was built with quantize={config.quantize}")
         table = NameTable.load(folder / "table")
-        sparse = SparseEncoder.load(folder / "sparse")
+        sparse = SparseEncoder.load(folder / "sparse", texts=table.names)
+        if not sparse.keeps_matrix and table.removed:
+            sparse.mask_rows(sorted(table.removed))
         encoder = index = None
         if payload.get("has_encoder"):
             encoder = load_encoder(folder / "encoder", quantize=config.quantize, device=device)

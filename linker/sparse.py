@@ -44,11 +44,17 @@ class SparseEncoder:
         # dense queries (see _scores_by_name), and transposing MEDIC's 74K names again for every curator
         # synonym added live (each decision's, in every web process) cost 50-200 ms of CPU on 2 cores.
         self._names: sp.csr_matrix | None = None
+        # Names scored from their texts instead of the matrix (see attach_texts): at 3M names the matrix is
+        # ~1 GB of a served linker's memory, and a linker that does not search by tf-idf only scores its
+        # dense candidates, a few dozen a query, which transforming costs a millisecond.
+        self._texts: Sequence[str] | None = None
+        self._masked: set[int] = set()
 
     # --- fitting and transforming ----------------------------------------------------------------
 
-    def fit(self, names: Sequence[str]) -> SparseEncoder:
-        """Learn the vocabulary and idf from ``names`` and index them for :meth:`top_k`."""
+    def fit(self, names: Sequence[str], keep_matrix: bool = True) -> SparseEncoder:
+        """Learn the vocabulary and idf from ``names`` and index them for :meth:`top_k`; with ``keep_matrix``
+        False the names are scored from their texts (:meth:`attach_texts`) and no matrix is kept."""
         if len(names) == 0:
             raise ValueError("cannot fit a sparse encoder on no names")
         vec = TfidfVectorizer(analyzer=self.analyzer, ngram_range=self.ngram_range, lowercase=False, dtype=np.float32)
@@ -56,7 +62,10 @@ class SparseEncoder:
         self.vocabulary = {k: int(v) for k, v in vec.vocabulary_.items()}
         self.idf = np.asarray(vec.idf_, dtype=np.float32)
         self._counter = None
-        self.set_names(names)
+        if keep_matrix:
+            self.set_names(names)
+        else:
+            self.attach_texts(names)
         return self
 
     def _count_vectorizer(self) -> CountVectorizer:
@@ -87,10 +96,30 @@ class SparseEncoder:
 
     def set_names(self, names: Sequence[str]) -> None:
         """Index ``names`` with the current vocabulary (no refit)."""
+        self._texts = None
+        self._masked = set()
         self._set_matrix(self.transform(names))
+
+    def attach_texts(self, texts: Sequence[str]) -> None:
+        """Score rows from ``texts`` (row i is ``texts[i]``) transformed when they are scored, without a matrix.
+
+        ``texts`` is read, not copied: pass the name table's own list, so that the rows it gains later are
+        scored too (``add_names`` then has nothing to do). :meth:`score` stays exact; :meth:`top_k` builds the
+        matrix on its first call (about 100 s at 3M names on 2 cores), for a linker switched to tf-idf search.
+        """
+        self._names = None
+        self._texts = texts
+        self._masked = set()
+
+    @property
+    def keeps_matrix(self) -> bool:
+        """False when rows are scored from attached texts (:meth:`attach_texts`) until a search needs more."""
+        return self._texts is None
 
     def add_names(self, names: Sequence[str]) -> None:
         """Append names to the index (incremental: curator synonyms, merged training mentions)."""
+        if self._texts is not None:
+            return  # the attached list is the name table's own: its new rows are already there
         if self._names is None:
             self.set_names(names)
             return
@@ -113,9 +142,19 @@ class SparseEncoder:
 
     @property
     def n_names(self) -> int:
-        return 0 if self._names is None else int(self._names.shape[0])
+        if self._names is None:
+            return 0 if self._texts is None else len(self._texts)
+        return int(self._names.shape[0])
 
     def _require_names(self) -> sp.csr_matrix:
+        if self._names is None and self._texts is not None:
+            # A search over all names needs the matrix: built once from the attached texts, masks applied;
+            # from then on the encoder keeps a matrix and add_names appends to it.
+            texts, masked = self._texts, sorted(self._masked)
+            self._set_matrix(self.transform(texts))
+            self._texts, self._masked = None, set()
+            if masked:
+                self.mask_rows(masked)
         if self._names is None:
             raise RuntimeError("no names indexed: call fit() or set_names() first")
         return self._names
@@ -175,7 +214,6 @@ class SparseEncoder:
 
     def score(self, queries: Sequence[str], name_indices: np.ndarray) -> np.ndarray:
         """Sparse scores of given candidate rows: ``name_indices`` [n, m] -> scores [n, m] float32."""
-        names = self._require_names()
         idx = np.asarray(name_indices, dtype=np.int64)
         if idx.ndim != 2 or idx.shape[0] != len(queries):
             raise ValueError(f"name_indices must be [n_queries, m], got {idx.shape} for {len(queries)} queries")
@@ -184,10 +222,26 @@ class SparseEncoder:
             return np.zeros((n, m), dtype=np.float32)
         q = self.transform(queries)
         # One vectorised pass: the candidate rows times their query's row, summed per pair.
-        cand = names[idx.ravel()]
+        if self._names is None and self._texts is not None:
+            cand = self._candidate_rows(idx.ravel())
+        else:
+            cand = self._require_names()[idx.ravel()]
         rep = q[np.repeat(np.arange(n), m)]
         dots = np.asarray(cand.multiply(rep).sum(axis=1), dtype=np.float32).ravel()
         return dots.reshape(n, m)
+
+    def _candidate_rows(self, rows: np.ndarray) -> sp.csr_matrix:
+        """tf-idf rows of the attached texts at ``rows`` (each distinct text transformed once; masked rows empty)."""
+        texts = self._texts
+        assert texts is not None
+        if len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= len(texts)):
+            raise ValueError(f"name rows out of range for {len(texts)} names")
+        unique, inverse = np.unique(rows, return_inverse=True)
+        m = self.transform([texts[int(r)] for r in unique])
+        if self._masked:
+            keep = np.array([int(r) not in self._masked for r in unique], dtype=np.float32)
+            m = sp.csr_matrix(sp.diags(keep) @ m, dtype=np.float32)
+        return m[inverse.ravel()]
 
     # --- persistence -------------------------------------------------------------------------------
 
@@ -198,10 +252,12 @@ class SparseEncoder:
             "analyzer": self.analyzer,
             "n_features": len(self.vocabulary),
             "n_names": self.n_names,
+            "names_from_texts": self._texts is not None,
         }
 
     def save(self, folder: str | Path) -> None:
-        """``sparse_config.json``, ``sparse_vocabulary.json``, ``sparse_idf.npy``, ``sparse_names.npz``."""
+        """``sparse_config.json``, ``sparse_vocabulary.json``, ``sparse_idf.npy``, ``sparse_names.npz`` (the matrix,
+        when one is kept; masked rows of an encoder without it are the name table's ``removed``)."""
         path = Path(folder)
         path.mkdir(parents=True, exist_ok=True)
         with open(path / "sparse_config.json", "w", encoding="utf-8") as fh:
@@ -213,7 +269,8 @@ class SparseEncoder:
             sp.save_npz(path / "sparse_names.npz", self._names, compressed=True)
 
     @classmethod
-    def load(cls, folder: str | Path) -> SparseEncoder:
+    def load(cls, folder: str | Path, texts: Sequence[str] | None = None) -> SparseEncoder:
+        """``texts``: the name table's list, for an encoder saved without its matrix (``names_from_texts``)."""
         path = Path(folder)
         with open(path / "sparse_config.json", encoding="utf-8") as fh:
             cfg = json.load(fh)
@@ -227,6 +284,12 @@ class SparseEncoder:
         if len(enc.idf) != len(enc.vocabulary):
             raise ValueError(f"{folder}: idf has {len(enc.idf)} entries for {len(enc.vocabulary)} n-grams")
         names_path = path / "sparse_names.npz"
-        if names_path.exists():
+        if cfg.get("names_from_texts"):
+            if texts is None:
+                raise ValueError(f"{folder}: saved without its name matrix; load it with the name table's texts")
+            if len(texts) != int(cfg.get("n_names", len(texts))):
+                raise ValueError(f"{folder}: {cfg.get('n_names')} names saved, {len(texts)} texts given")
+            enc.attach_texts(texts)
+        elif names_path.exists():
             enc._set_matrix(sp.load_npz(names_path).tocsr().astype(np.float32))
         return enc

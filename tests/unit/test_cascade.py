@@ -98,6 +98,30 @@ def test_a_fast_encoder_alone_is_a_linker(encoders: Any, tmp_path: Path) -> None
     assert isinstance(load_encoder(tmp_path / "fast" / "encoder"), DANEncoder)
 
 
+def test_without_tf_idf_search_no_name_matrix_is_kept_and_scores_stay(encoders: Any, tmp_path: Path) -> None:
+    """sparse_search off: tf-idf scores only the dense candidates, from the names' texts (no matrix, ~1 GB at 3M
+    names); the scores and the top concepts are those of a linker that keeps it, through save, load, add, remove."""
+    _, fast = encoders
+    kept = Linker.build(RECORDS, fast)
+    lean = Linker.build(RECORDS, fast, LinkerConfig(retrieval=RetrievalConfig(sparse_search=False)))
+    assert kept.sparse.keeps_matrix and not lean.sparse.keeps_matrix
+    lean.save(tmp_path / "lean")
+    assert not (tmp_path / "lean" / "sparse" / "sparse_names.npz").exists()
+    loaded = Linker.load(tmp_path / "lean")
+    rows = np.array([[0, 1, 2, 3, 4]])
+    np.testing.assert_allclose(loaded.sparse.score(["breast neoplasms"], rows),
+                               kept.sparse.score(["breast neoplasms"], rows), atol=1e-6)
+    assert _top(loaded, QUERIES) == _top(lean, QUERIES)
+    loaded.add_names([("cardiac myopathy", "D4")])
+    assert loaded.sparse.n_names == len(loaded.table)
+    assert _top(loaded, ["cardiac myopathy"]) == ["D4"]
+    loaded.remove_names([("cardiac myopathy", "D4")])
+    loaded.save(tmp_path / "again")
+    again = Linker.load(tmp_path / "again")
+    row = len(again.table) - 1
+    assert again.sparse.score(["cardiac myopathy"], np.array([[row]]))[0, 0] == 0.0
+
+
 def test_a_reranker_needs_a_transformer(encoders: Any, tmp_path: Path) -> None:
     _, fast = encoders
     linker = Linker.build(RECORDS, fast)

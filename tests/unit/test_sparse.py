@@ -113,3 +113,55 @@ def test_unfitted_encoder_refuses() -> None:
         SparseEncoder().top_k(["x"], k=1)
     with pytest.raises(ValueError):
         SparseEncoder().fit([])
+
+
+# --- without a kept matrix (a linker that does not search by tf-idf) ---------------------------------------
+
+
+def _texts_encoder() -> tuple[SparseEncoder, list[str]]:
+    texts = [n for n, _ in NAMES]
+    return SparseEncoder().fit(texts, keep_matrix=False), texts
+
+
+def test_scores_from_texts_equal_the_matrix_scores(encoder: SparseEncoder) -> None:
+    from_texts, _ = _texts_encoder()
+    assert not from_texts.keeps_matrix and encoder.keeps_matrix
+    assert from_texts.n_names == len(NAMES)
+    rows = np.array([[0, 1, 9, 0], [4, 5, 3, 3]])
+    queries = ["breast cancers", "colorectal cancer"]
+    np.testing.assert_allclose(from_texts.score(queries, rows), encoder.score(queries, rows), atol=1e-6)
+
+
+def test_rows_added_to_the_attached_list_are_scored_and_masked_rows_score_zero() -> None:
+    enc, texts = _texts_encoder()
+    texts.append("breast carcinoma")  # the name table's own list grows; add_names has nothing to copy
+    enc.add_names(["breast carcinoma"])
+    new = len(texts) - 1
+    assert enc.n_names == len(texts)
+    assert enc.score(["breast carcinoma"], np.array([[new]]))[0, 0] == pytest.approx(1.0, abs=1e-6)
+    enc.mask_rows([0])
+    assert enc.score(["breast cancer"], np.array([[0, 1]]))[0, 0] == 0.0
+    with pytest.raises(ValueError, match="not indexed"):
+        enc.mask_rows([len(texts)])
+
+
+def test_a_search_builds_the_matrix_once_with_the_masks() -> None:
+    enc, texts = _texts_encoder()
+    enc.mask_rows([0])
+    _, idx = enc.top_k(["breast cancer"], k=2)
+    assert enc.keeps_matrix and int(idx[0, 0]) == 1  # the masked exact name is gone, its synonym first
+    enc.add_names(["breast carcinoma"])  # from now on appended to the matrix
+    assert enc.n_names == len(texts) + 1
+
+
+def test_saved_without_a_matrix_and_loaded_with_the_texts(tmp_path: Path) -> None:
+    enc, texts = _texts_encoder()
+    enc.save(tmp_path)
+    assert not (tmp_path / "sparse_names.npz").exists()
+    with pytest.raises(ValueError, match="name table's texts"):
+        SparseEncoder.load(tmp_path)
+    with pytest.raises(ValueError, match="10 names saved, 2 texts given"):
+        SparseEncoder.load(tmp_path, texts=texts[:2])
+    back = SparseEncoder.load(tmp_path, texts=texts)
+    rows = np.array([[2, 3, 7]])
+    np.testing.assert_array_equal(back.score(["ovarian neoplasm"], rows), enc.score(["ovarian neoplasm"], rows))
