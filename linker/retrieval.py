@@ -262,12 +262,12 @@ class HybridRetriever:
 
 
 def _tie_keys_for(table: NameTable, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    support = np.asarray(table.row_support, dtype=np.int64)
-    concept = table.concept_support
-    safe = np.where(rows >= 0, rows, 0)
-    tie_row = np.where(rows >= 0, support[safe], 0)
+    # Only the candidates' rows are read: converting the whole row_support list took 120 ms a query at 3M names.
+    support, concept, concept_ids = table.row_support, table.concept_support, table.concept_ids
+    listed = rows.tolist()
+    tie_row = np.array([[support[r] if r >= 0 else 0 for r in row] for row in listed], dtype=np.int64).reshape(rows.shape)
     tie_concept = np.array(
-        [[concept.get(table.concept_ids[r], 0) if r >= 0 else 0 for r in row] for row in rows.tolist()], dtype=np.int64
+        [[concept.get(concept_ids[r], 0) if r >= 0 else 0 for r in row] for row in listed], dtype=np.int64
     ).reshape(rows.shape)
     return tie_row, tie_concept
 
