@@ -20,6 +20,7 @@ and a curator's "colon cancer" are one row of the index).
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -140,7 +141,20 @@ def load_linker(index: IndexVersion) -> Linker:
                     del _loaded[stale]
                     _marks.pop(stale, None)
                 _loaded[index.pk] = linker
+                _settle_heap()
     return linker
+
+
+def _settle_heap() -> None:
+    """Put the loaded linkers out of the cyclic garbage collector's reach (gc.freeze).
+
+    A linker is millions of long-lived objects (3.7M at 3M names); every full collection walked them all, 1.1 s at
+    3M names, and stalled whichever panel triggered it. Frozen objects are still freed by reference counting when a
+    linker is dropped; the collection before the freeze reclaims cycles a dropped one left (once per load).
+    """
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def forget_all() -> None:
