@@ -22,6 +22,9 @@ from webapp.training.models import IndexVersion
 from webapp.vocab.models import Concept, DictionaryVersion, HierarchyEdge, KnownType
 
 STORED_CONFLICT = "Type conflict: flagged by the model when it made this suggestion."
+# Other owners of a shared name listed by the panel; the rest are counted (a common name of a UMLS-size
+# dictionary can belong to hundreds of concepts, and each listed one is fetched and rendered).
+HOMONYMS_SHOWN = 5
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,9 @@ class CandidateRow:
     is_current: bool  # the mention's current curator link
     is_gold: bool
     types: CandidateTypes  # the re-ranker's latent type and type conflict; homonyms of the matched name
-    homonyms: list[tuple[str, Concept | None]]  # the other concepts owning the matched name
-    near_miss: NearMiss | None = None  # its place in the hierarchy relative to the top candidate of its part
+    homonyms: list[tuple[str, Concept | None]]  # the other concepts owning the matched name (the first HOMONYMS_SHOWN)
+    near_miss: NearMiss | None = None
+    more_homonyms: int = 0  # how many more concepts own it  # its place in the hierarchy relative to the top candidate of its part
 
     @property
     def preferred_name(self) -> str:
@@ -138,7 +142,7 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
         version = ranking.active.dictionary_version
         linker = ranking.active.linker
         per_candidate = candidate_types(linker, ranking.linked)
-        wanted = {c.concept_id for c in ranking.candidates} | {h for t in per_candidate for h in t.homonyms}
+        wanted = {c.concept_id for c in ranking.candidates} | {h for t in per_candidate for h in t.homonyms[:HOMONYMS_SHOWN]}
         by_cid = _concepts(version, wanted)
         seen_rank: dict[int, int] = {}
         for c, typed in zip(ranking.candidates, per_candidate, strict=True):
@@ -187,7 +191,8 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
                 parent=ancestors[-1] if ancestors else None,
                 is_current=current is not None and current.concept_id is not None and current.concept_id == pk,
                 is_gold=pk in gold_pks if pk else False,
-                types=typed, homonyms=[(h, by_cid.get(h)) for h in typed.homonyms], near_miss=near_misses.get(number),
+                types=typed, homonyms=[(h, by_cid.get(h)) for h in typed.homonyms[:HOMONYMS_SHOWN]],
+                more_homonyms=max(0, len(typed.homonyms) - HOMONYMS_SHOWN), near_miss=near_misses.get(number),
             )
         )
     latest = Decision.objects.filter(mention=mention).select_related("user", "concept").order_by("-created_at", "-id").first()

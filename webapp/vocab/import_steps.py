@@ -15,9 +15,11 @@ __all__ = ["analyze_vocab", "locked_dictionary", "existing_version", "report_exi
 
 def analyze_vocab() -> None:
     """Fresh statistics for the planner: right after a large import PostgreSQL would otherwise pick a
-    sequential scan over the trigram index for concept search (seen: 535 ms instead of 20-60 ms)."""
+    sequential scan over the trigram index for concept search (seen: 535 ms instead of 20-60 ms), and a parallel
+    bitmap scan of every known-type row for the panel's ten candidates (13 ms instead of 1 at 3M names)."""
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE vocab_name; ANALYZE vocab_concept; ANALYZE vocab_hierarchyedge")
+        cursor.execute("ANALYZE vocab_name; ANALYZE vocab_concept; ANALYZE vocab_hierarchyedge; "
+                       "ANALYZE vocab_concept_known_types; ANALYZE vocab_knowntype")
 
 
 def locked_dictionary(slug: str, title: str | None) -> Dictionary:
