@@ -2,6 +2,7 @@
 
     python bench/load.py [--curators 20] [--api-curators 5] [--duration 60] [--think-ms 0] [--with-import]
                          [--import-mb 20] [--web-workers 2] [--data ../shared/data] [--no-record]
+                         [--from-database NAME --artifacts FOLDER]
 
 A throwaway database is created on the configured PostgreSQL server (as bench/import.py does), migrated and
 filled: the full CTD MEDIC dictionary (``manage.py import_dictionary``), its sparse index built and activated
@@ -9,7 +10,11 @@ filled: the full CTD MEDIC dictionary (``manage.py import_dictionary``), its spa
 mentions, many texts repeated across documents) imported as the collection to curate, and suggestions stored
 for every mention, as the run command does after building an index. Then the web server is started exactly
 as ``webapp.launcher`` runs it (gunicorn, ``--web-workers`` processes of 4 threads) on the throwaway database.
-No Celery worker: neither the panel nor a decision queues work (the synonym a decision adds reaches the
+With ``--from-database`` the dictionary, its active index and the collection come from a database prepared by
+another benchmark instead (``bench/scale.py --keep-db scale3m``: 3 million names, the BNE index, BC5CDR dev as
+``bc5cdr-dev``; ``--artifacts`` is the artifact folder its index lives in): the throwaway database is a copy of it
+(``CREATE DATABASE ... TEMPLATE``), so the decisions change only the copy, and suggestions are stored for every
+mention with that index. No Celery worker: neither the panel nor a decision queues work (the synonym a decision adds reaches the
 serving index in-process, see webapp.training.registry).
 
 Curators are threads, each with its own keep-alive connection (stdlib ``http.client``), all started together
@@ -110,6 +115,8 @@ class Config:
     record: bool = True
     seed: int = 18
     note: str = ""  # what this run measures (e.g. "before the fixes"), written with the figures
+    from_database: str | None = None  # a prepared database to copy (see the module's docstring)
+    artifacts: Path | None = None  # the artifact folder of that database's index
 
 
 # --- measurements ------------------------------------------------------------------------------------------
@@ -433,7 +440,7 @@ def main(cfg: Config) -> dict[str, Any]:
     from django.conf import settings
     from django.db import connection
 
-    needed = [DICTIONARY, DOCUMENTS] + ([IMPORT_SOURCE] if cfg.with_import else [])
+    needed = ([] if cfg.from_database else [DICTIONARY, DOCUMENTS]) + ([IMPORT_SOURCE] if cfg.with_import else [])
     missing = [rel for rel in needed if not (cfg.data / rel).is_file()]
     if missing:
         raise SystemExit(f"missing data files under {cfg.data}: {', '.join(missing)}")
@@ -441,15 +448,19 @@ def main(cfg: Config) -> dict[str, Any]:
     load_start = round(os.getloadavg()[0], 1)
     original_name = connection.settings_dict["NAME"]
     database = f"bench_load_{os.getpid()}"
-    connection.settings_dict.setdefault("TEST", {})["NAME"] = database
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    if cfg.from_database:
+        copy_database(cfg.from_database, database)
+        connection.settings_dict["NAME"] = database
+    else:
+        connection.settings_dict.setdefault("TEST", {})["NAME"] = database
+        connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     scratch = Path(tempfile.mkdtemp(prefix="bench-load-"))
-    artifacts = Path(settings.ARTIFACT_ROOT) / f"bench-load-{os.getpid()}"
+    artifacts = cfg.artifacts or Path(settings.ARTIFACT_ROOT) / f"bench-load-{os.getpid()}"
     settings.ARTIFACT_ROOT = artifacts
     web: subprocess.Popen[bytes] | None = None
     try:
         with contextlib.redirect_stdout(sys.stderr):  # the commands' reports: stdout carries only the JSON
-            setup = prepare(cfg)
+            setup = prepare_from_database(cfg) if cfg.from_database else prepare(cfg)
         plans = plan_work(cfg)
         port = _free_port()
         web = start_web_server(cfg, database, artifacts, port, scratch)
@@ -462,8 +473,12 @@ def main(cfg: Config) -> dict[str, Any]:
         if web is not None:
             _stop(web)
         connection.close()
-        connection.creation.destroy_test_db(original_name, verbosity=0)
-        shutil.rmtree(artifacts, ignore_errors=True)
+        if cfg.from_database:
+            connection.settings_dict["NAME"] = original_name
+            drop_database(database)
+        else:
+            connection.creation.destroy_test_db(original_name, verbosity=0)
+            shutil.rmtree(artifacts, ignore_errors=True)  # a prepared database's artifacts are its own
         shutil.rmtree(scratch, ignore_errors=True)
     result = {
         "benchmark": "load",
@@ -484,13 +499,46 @@ def main(cfg: Config) -> dict[str, Any]:
     return result
 
 
-def prepare(cfg: Config) -> dict[str, Any]:
-    from django.contrib.auth.models import Group, User
-    from django.core.management import call_command
+def copy_database(source: str, target: str) -> None:
+    """``target`` as a file-level copy of ``source`` (no session may be connected to ``source`` meanwhile)."""
     from django.db import connection
-    from rest_framework.authtoken.models import Token
 
-    from webapp.corpus.models import Collection, Mention
+    with connection.cursor() as cursor:
+        cursor.execute(f'CREATE DATABASE "{target}" TEMPLATE "{source}"')
+    connection.close()
+
+
+def drop_database(name: str) -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def prepare_from_database(cfg: Config) -> dict[str, Any]:
+    """The copied database's dictionary, active index and collection; curators, tokens and suggestions added."""
+    from webapp.corpus.models import Collection
+    from webapp.curation.services import suggest_for_collection
+    from webapp.training.models import IndexVersion
+
+    collection = Collection.objects.select_related("dictionary").get(slug=COLLECTION)
+    index = IndexVersion.objects.filter(dictionary=collection.dictionary, state=IndexVersion.State.ACTIVE).first()
+    if index is None:
+        raise SystemExit(f"{cfg.from_database}: no active index for {collection.dictionary.slug}")
+    _say(f"storing suggestions with the active index of {collection.dictionary.slug} ...")
+    t0 = time.perf_counter()
+    suggested = suggest_for_collection(collection.pk)
+    suggest_s = round(time.perf_counter() - t0, 1)
+    names = collection.dictionary.latest_version().name_count
+    return {**_users_and_counts(cfg), "suggest_s": suggest_s, "mentions_suggested": suggested,
+            "dictionary": f"{collection.dictionary.slug} ({names:,} names, copied from {cfg.from_database}), "
+                          f"index {index.label()}"}
+
+
+def prepare(cfg: Config) -> dict[str, Any]:
+    from django.core.management import call_command
+
+    from webapp.corpus.models import Collection
     from webapp.curation.services import suggest_for_collection
 
     timings: dict[str, float] = {}
@@ -507,7 +555,19 @@ def prepare(cfg: Config) -> dict[str, Any]:
     t0 = time.perf_counter()
     suggested = suggest_for_collection(Collection.objects.get(slug=COLLECTION).pk)
     timings["suggest_s"] = round(time.perf_counter() - t0, 1)
+    return {**timings, **_users_and_counts(cfg), "mentions_suggested": suggested,
+            "dictionary": "full CTD MEDIC, sparse index"}
 
+
+def _users_and_counts(cfg: Config) -> dict[str, Any]:
+    """The curators (each with a token) and an admin with a token; the collection's counts."""
+    from django.contrib.auth.models import Group, User
+    from django.db import connection
+    from rest_framework.authtoken.models import Token
+
+    from webapp.corpus.models import Mention
+
+    timings: dict[str, Any] = {}
     curator = Group.objects.get(name="curator")
     for n in range(cfg.curators):
         user = User.objects.create_user(f"curator{n:02d}", password=PASSWORD)
@@ -523,7 +583,7 @@ def prepare(cfg: Config) -> dict[str, Any]:
         cursor.execute("SHOW autovacuum")
         timings["postgres_autovacuum"] = cursor.fetchone()[0]
     return {**timings, "documents": mentions.values("document").distinct().count(), "mentions": mentions.count(),
-            "mentions_suggested": suggested, "mentions_with_a_repeated_text": sum(n for n in texts.values() if n > 1)}
+            "mentions_with_a_repeated_text": sum(n for n in texts.values() if n > 1)}
 
 
 def plan_work(cfg: Config) -> list[Plan]:
@@ -781,7 +841,7 @@ def append_results(result: dict[str, Any]) -> None:
         f"1-minute load average {result['load_avg_1m_at_start']} at the start, "
         f"{result['cpu']['load_avg_1m_at_end']} at the end.",
         f"Setup: gunicorn as the run command starts it ({c['web_workers']} workers x {c['web_threads']} threads) on a throwaway "
-        f"database: full CTD MEDIC, sparse index, BC5CDR development abstracts ({result['setup']['mentions']:,} mentions, suggestions "
+        f"database: {result['setup'].get('dictionary', 'full CTD MEDIC, sparse index')}, BC5CDR development abstracts ({result['setup']['mentions']:,} mentions, suggestions "
         f"stored). {screen} screen curators (login form, htmx panel + decide with CSRF), {c['api_curators']} API curators "
         f"(token); pairs on the same documents from both ends; think time {c['think_ms']} ms; {result['elapsed_s']} s"
         + (f"; uploads of {c['import_mb']} MB into the same collection meanwhile" if c["with_import"] else "") + ".",
@@ -828,14 +888,18 @@ def parse_args(argv: list[str] | None = None) -> Config:
     parser.add_argument("--data", type=Path, default=Config.data, help="The shared data folder.")
     parser.add_argument("--no-record", action="store_true", help="Print only; do not append to bench/RESULTS.md.")
     parser.add_argument("--note", default="", help="What this run measures, written with its figures.")
+    parser.add_argument("--from-database", metavar="NAME", help="Copy this prepared database (bench/scale.py --keep-db NAME).")
+    parser.add_argument("--artifacts", type=Path, help="The artifact folder of that database's index (with --from-database).")
     args = parser.parse_args(argv)
+    if bool(args.from_database) != bool(args.artifacts):
+        parser.error("--from-database and --artifacts go together")
     if args.curators < 1 or not 0 <= args.api_curators <= args.curators:
         parser.error("--curators must be at least 1 and --api-curators between 0 and --curators")
     if args.duration <= 0 or args.think_ms < 0 or args.import_mb <= 0 or args.web_workers < 1:
         parser.error("--duration, --import-mb and --web-workers must be positive, --think-ms not negative")
     return Config(curators=args.curators, api_curators=args.api_curators, duration_s=args.duration, think_ms=args.think_ms,
                   with_import=args.with_import, import_mb=args.import_mb, web_workers=args.web_workers, data=args.data,
-                  record=not args.no_record, note=args.note)
+                  record=not args.no_record, note=args.note, from_database=args.from_database, artifacts=args.artifacts)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ resolved to the dictionary's primary ids here (:meth:`NameTable.resolve_id`): NC
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,8 @@ class NameTable:
         # alt id (and prefix variants of primary ids) -> primary concept id
         self.alt_id_map: dict[str, str] = {}
         self.preferred_names: dict[str, str] = {}
-        self._rows: dict[tuple[str, str], int] = {}
+        # No (name, concept) -> row map: a concept's few rows are scanned instead (_find_row); the map's 3M tuple
+        # keys took ~450 MB of a served linker at UMLS size.
         self._by_concept: dict[str, list[int]] = {}
         self._by_name: dict[str, list[str]] = {}  # normalised name -> the concepts that own it (homonyms)
         # Rows taken back (a curator synonym undone): kept in the lists so that every other row keeps its
@@ -90,11 +92,9 @@ class NameTable:
         name = normalize(raw, self.cfg)
         if not name:
             return None
-        key = (name, cid)
-        if key in self._rows:
+        if self._find_row(name, cid) is not None:
             return None
         row = len(self.names)
-        self._rows[key] = row
         self.names.append(name)
         self.concept_ids.append(cid)
         self.raw_names.append(raw)
@@ -119,7 +119,7 @@ class NameTable:
             if row is not None:
                 created.append(row)
             else:
-                row = self._rows.get((normalize(raw, self.cfg), primary))
+                row = self._find_row(normalize(raw, self.cfg), primary)
             if row is not None:
                 self.row_support[row] += 1
                 self.concept_support[primary] = self.concept_support.get(primary, 0) + 1
@@ -136,7 +136,7 @@ class NameTable:
         for raw, cid in pairs:
             primary = self.resolve_id(cid) or cid
             name = normalize(raw, self.cfg)
-            row = self._rows.pop((name, primary), None)
+            row = self._find_row(name, primary)
             if row is None:
                 continue
             self.removed.add(row)
@@ -172,7 +172,15 @@ class NameTable:
         return list(self._by_name.get(normalize(name, self.cfg), ()))
 
     def row(self, name: str, cid: str) -> int | None:
-        return self._rows.get((normalize(name, self.cfg), cid))
+        return self._find_row(normalize(name, self.cfg), cid)
+
+    def _find_row(self, name: str, cid: str) -> int | None:
+        """The live row of an already normalised name under a concept (a concept has a handful of names)."""
+        names = self.names
+        for row in self._by_concept.get(cid, ()):
+            if names[row] == name:
+                return row
+        return None
 
     def resolve_id(self, raw_id: str) -> str | None:
         """Primary concept id for an id as a corpus writes it, or None.
@@ -228,16 +236,16 @@ class NameTable:
             raise ValueError(f"{folder}: unsupported name table format {payload.get('format_version')!r}")
         table = cls(TextConfig.from_dict(payload["text_config"]))
         for cid, preferred in payload["concepts"]:
-            table._add_concept(cid, preferred)
+            table._add_concept(sys.intern(cid), preferred)
         table.removed = {int(r) for r in payload.get("removed", ())}  # absent from tables saved before removal existed
         for name, cid, raw in zip(payload["names"], payload["concept_ids"], payload["raw_names"], strict=True):
             row = len(table.names)
+            cid = sys.intern(cid)  # one string per concept, not per name (JSON gives each occurrence its own)
             table.names.append(name)
             table.concept_ids.append(cid)
             table.raw_names.append(raw)
             if row in table.removed:
                 continue
-            table._rows[(name, cid)] = row
             table._by_concept.setdefault(cid, []).append(row)
             table._by_name.setdefault(name, []).append(cid)
         table.alt_id_map = dict(payload["alt_id_map"])
