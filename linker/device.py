@@ -98,4 +98,4 @@ def limit_threads(n: int) -> None:
         raise ValueError(f"a process needs at least one compute thread, not {n}")
     torch.set_num_threads(n)
     threadpool_limits(limits=n)  # applies until the process ends (not used as a context manager)
-    faiss.omp_set_num_threads(n)
+    faiss.omp_set_num_threads(n)  # the tf-idf search reads torch's count (linker.sparse)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+import torch
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from linker.topk import BLOCK, padded_rows, top_k_columns
@@ -173,7 +174,8 @@ class SparseEncoder:
         padded = padded_rows(n)
         out = np.empty((padded, qd.shape[1]), dtype=np.float32)
         out[n:] = -np.inf
-        threads = self.n_threads if n >= 20000 else 1
+        # The process's compute-thread budget (linker.device.limit_threads sets torch's) caps this pool too.
+        threads = min(self.n_threads, max(1, torch.get_num_threads())) if n >= 20000 else 1
         bounds = [(n * i // threads) // BLOCK * BLOCK for i in range(threads)] + [n]
 
         def work(i: int) -> None:
