@@ -479,6 +479,7 @@ def main(cfg: Config) -> dict[str, Any]:
         else:
             connection.creation.destroy_test_db(original_name, verbosity=0)
             shutil.rmtree(artifacts, ignore_errors=True)  # a prepared database's artifacts are its own
+        _server_tracebacks(scratch / "log" / "web.out")
         shutil.rmtree(scratch, ignore_errors=True)
     result = {
         "benchmark": "load",
@@ -532,7 +533,7 @@ def prepare_from_database(cfg: Config) -> dict[str, Any]:
     names = collection.dictionary.latest_version().name_count
     return {**_users_and_counts(cfg), "suggest_s": suggest_s, "mentions_suggested": suggested,
             "dictionary": f"{collection.dictionary.slug} ({names:,} names, copied from {cfg.from_database}), "
-                          f"index {index.label()}"}
+                          f"index {index.label}"}
 
 
 def prepare(cfg: Config) -> dict[str, Any]:
@@ -761,6 +762,15 @@ def decisions_logged() -> dict[str, Any]:
 
 
 # --- processes and CPU ------------------------------------------------------------------------------------
+
+
+def _server_tracebacks(log: Path) -> None:
+    """The web server's tracebacks (a 500's cause), to stderr before its log is removed with the scratch folder."""
+    if not log.is_file():
+        return
+    text = log.read_text(errors="replace")
+    for block in text.split("Traceback (most recent call last):")[1:4]:
+        _say("web server traceback:\n" + block[-3000:])
 
 
 def _say(message: str) -> None:

@@ -143,3 +143,25 @@ def test_auto_is_exact_for_a_dictionary_and_a_float16_graph_for_millions() -> No
     big = IndexConfig().resolved(AUTO_GRAPH_FROM)
     assert (big.kind, big.vector_dtype) == ("hnsw", "float16")
     assert IndexConfig(kind="ivfpq").resolved(AUTO_GRAPH_FROM * 10).kind == "ivfpq"  # an explicit kind stays
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
+def test_synonyms_added_one_at_a_time_do_not_copy_the_index_each_time(kind: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Curator synonyms arrive one by one: the kept vectors grow in a buffer with headroom (copying a 3M-name index's
+    vectors for each one took a second), and every added name is found, also after save and load."""
+    rng = np.random.default_rng(5)
+    index = DenseIndex.build(_unit(rng, 300), config=IndexConfig(kind=kind, ivf_nprobe=64))  # type: ignore[arg-type]
+    added = _unit(rng, 40)
+    index.add(added[:1], [300])
+    buffer = index._vectors.base
+    for i in range(1, 40):
+        index.add(added[i : i + 1], [300 + i])
+    assert index._vectors.base is buffer  # no copy after the first
+    assert len(index) == 340 and index._vectors.shape == (340, 16) and list(index.rows[-3:]) == [337, 338, 339]
+    _, found = index.search(added, 1)
+    assert list(found[:, 0]) == list(range(300, 340))
+    index.save(tmp_path / "ix")
+    loaded = DenseIndex.load(tmp_path / "ix")
+    np.testing.assert_array_equal(loaded.search(added, 3)[1], index.search(added, 3)[1])
+    loaded.add(_unit(rng, 1), [340])  # a loaded array gets its buffer on the first add
+    assert len(loaded) == 341 and loaded.search(added[:1], 1)[1][0, 0] == 300
