@@ -177,14 +177,20 @@ class DenseIndex:
         if self._index is None:
             self._index = self._new_faiss(vectors)
         start = len(self._rows)
-        self._index.add(vectors)
-        self._vectors = _appended(self._vectors, vectors.astype(self._vectors.dtype, copy=False))
+        # Searches of other threads read these without a lock (a web process's curators): each array is extended
+        # before anything can point into it -- the rows before the vectors the exact search returns ids of, both
+        # before the positions pair_scores follows, all before faiss can return the new ids. An old view never
+        # sees the rows written after it.
         self._rows = _appended(self._rows, rows_arr)
+        self._vectors = _appended(self._vectors, vectors.astype(self._vectors.dtype, copy=False))
         if len(rows_arr):
             size = max(len(self._position), int(rows_arr.max()) + 1)
-            if size > len(self._position):
-                self._position = _appended(self._position, np.full(size - len(self._position), -1, np.int64))
-            self._position[rows_arr] = np.arange(start, start + len(rows_arr))
+            position = self._position
+            if size > len(position):
+                position = _appended(position, np.full(size - len(position), -1, np.int64))
+            position[rows_arr] = np.arange(start, start + len(rows_arr))
+            self._position = position
+        self._index.add(vectors)
 
     @property
     def masked(self) -> frozenset[int]:
@@ -192,7 +198,8 @@ class DenseIndex:
 
     def mask(self, rows: np.ndarray | list[int]) -> None:
         """Stop returning name rows ``rows`` from :meth:`search` (rows not indexed are ignored)."""
-        self._masked.update(int(r) for r in np.asarray(rows, dtype=np.int64).ravel() if self._has(int(r)))
+        # A new set, not an update: searches in other threads iterate the one they read.
+        self._masked = self._masked | {int(r) for r in np.asarray(rows, dtype=np.int64).ravel() if self._has(int(r))}
 
     def _has(self, row: int) -> bool:
         return 0 <= row < len(self._position) and bool(self._position[row] >= 0)

@@ -165,3 +165,38 @@ def test_synonyms_added_one_at_a_time_do_not_copy_the_index_each_time(kind: str,
     np.testing.assert_array_equal(loaded.search(added, 3)[1], index.search(added, 3)[1])
     loaded.add(_unit(rng, 1), [340])  # a loaded array gets its buffer on the first add
     assert len(loaded) == 341 and loaded.search(added[:1], 1)[1][0, 0] == 300
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
+def test_searches_in_other_threads_while_names_are_added_and_masked(kind: str) -> None:
+    """A web process's curators: searches and pair scores run in threads while a decision adds a synonym (and an undo
+    masks one), without a lock; none may fail or return a row whose vector it cannot read."""
+    import threading
+
+    rng = np.random.default_rng(6)
+    index = DenseIndex.build(_unit(rng, 400), config=IndexConfig(kind=kind, ivf_nprobe=64))  # type: ignore[arg-type]
+    queries, added = _unit(rng, 8), _unit(rng, 300)
+    failures: list[BaseException] = []
+    done = threading.Event()
+
+    def search() -> None:
+        try:
+            while not done.is_set():
+                _, rows = index.search(queries, 10)
+                assert (rows < 400 + len(added)).all()
+                index.pair_scores(queries, rows)
+        except BaseException as exc:  # noqa: BLE001 (reported below)
+            failures.append(exc)
+
+    threads = [threading.Thread(target=search) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for i in range(len(added)):
+        index.add(added[i : i + 1], [400 + i])
+        if i % 50 == 0:
+            index.mask([400 + i])
+    done.set()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert len(index) == 700
