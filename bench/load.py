@@ -479,7 +479,8 @@ def main(cfg: Config) -> dict[str, Any]:
         else:
             connection.creation.destroy_test_db(original_name, verbosity=0)
             shutil.rmtree(artifacts, ignore_errors=True)  # a prepared database's artifacts are its own
-        _server_tracebacks(scratch / "log" / "web.out")
+        for log in ("web.out", "web.log"):
+            _server_tracebacks(scratch / "log" / log)
         shutil.rmtree(scratch, ignore_errors=True)
     result = {
         "benchmark": "load",
