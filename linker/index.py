@@ -277,9 +277,11 @@ class DenseIndex:
         folder = Path(folder)
         meta = json.loads((folder / "index.json").read_text())
         index = cls(int(meta["dim"]), IndexConfig(**meta["config"]))
-        index._vectors = np.load(folder / "vectors.npy")  # saved in the dtype it was kept in
-        index._rows = np.load(folder / "rows.npy")
-        index._position = np.full(int(index._rows.max()) + 1 if len(index._rows) else 0, -1, dtype=np.int64)
+        # Read into buffers with headroom, so that the first curator synonym does not copy them (a second at 3M).
+        index._vectors = _loaded_with_headroom(folder / "vectors.npy")  # saved in the dtype it was kept in
+        index._rows = _loaded_with_headroom(folder / "rows.npy")
+        size = int(index._rows.max()) + 1 if len(index._rows) else 0
+        index._position = _appended(np.zeros(0, dtype=np.int64), np.full(size, -1, dtype=np.int64))
         index._position[index._rows] = np.arange(len(index._rows))
         if (folder / "masked.npy").exists():
             index._masked = {int(r) for r in np.load(folder / "masked.npy").tolist()}
@@ -325,6 +327,12 @@ def _appended(head: np.ndarray, extra: np.ndarray) -> np.ndarray:
     assert isinstance(buffer, np.ndarray)
     buffer[used:need] = extra
     return buffer[:need]
+
+
+def _loaded_with_headroom(path: Path) -> np.ndarray:
+    """An .npy array read (through a memory map, so never held twice) into a buffer :func:`_appended` grows in place."""
+    on_disk = np.load(path, mmap_mode="r")
+    return _appended(np.zeros((0, *on_disk.shape[1:]), dtype=on_disk.dtype), on_disk)
 
 
 def _exact_top_k(base: np.ndarray, queries: np.ndarray, k: int, block: int = 256) -> tuple[np.ndarray, np.ndarray]:

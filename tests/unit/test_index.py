@@ -163,7 +163,9 @@ def test_synonyms_added_one_at_a_time_do_not_copy_the_index_each_time(kind: str,
     index.save(tmp_path / "ix")
     loaded = DenseIndex.load(tmp_path / "ix")
     np.testing.assert_array_equal(loaded.search(added, 3)[1], index.search(added, 3)[1])
-    loaded.add(_unit(rng, 1), [340])  # a loaded array gets its buffer on the first add
+    buffer = loaded._vectors.base
+    loaded.add(_unit(rng, 1), [340])  # loaded into a buffer with room: no copy on the first add either
+    assert loaded._vectors.base is buffer
     assert len(loaded) == 341 and loaded.search(added[:1], 1)[1][0, 0] == 300
 
 
