@@ -48,8 +48,8 @@ class CandidateRow:
     is_gold: bool
     types: CandidateTypes  # the re-ranker's latent type and type conflict; homonyms of the matched name
     homonyms: list[tuple[str, Concept | None]]  # the other concepts owning the matched name (the first HOMONYMS_SHOWN)
-    near_miss: NearMiss | None = None
-    more_homonyms: int = 0  # how many more concepts own it  # its place in the hierarchy relative to the top candidate of its part
+    near_miss: NearMiss | None = None  # its place in the hierarchy relative to the top candidate of its part
+    more_homonyms: int = 0  # how many more concepts own it
 
     @property
     def preferred_name(self) -> str:
