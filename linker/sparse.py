@@ -131,6 +131,12 @@ class SparseEncoder:
     def mask_rows(self, rows: Sequence[int]) -> None:
         """Empty the vectors of name rows (an undone curator synonym): they score 0 against every query from
         now on, and keep their positions, so every other row stays where the table and dense index expect it."""
+        if not self.keeps_matrix:  # remembered and applied as rows are scored (no matrix to empty)
+            for row in rows:
+                if not 0 <= int(row) < len(self._texts or ()):
+                    raise ValueError(f"name row {row} is not indexed ({self.n_names} rows)")
+            self._masked = self._masked | {int(r) for r in rows}
+            return
         names = self._require_names()
         for row in rows:
             if not 0 <= int(row) < names.shape[0]:
@@ -148,10 +154,11 @@ class SparseEncoder:
         return int(self._names.shape[0])
 
     def _require_names(self) -> sp.csr_matrix:
-        if self._names is None and self._texts is not None:
+        texts = self._texts
+        if texts is not None:
             # A search over all names needs the matrix: built once from the attached texts, masks applied;
             # from then on the encoder keeps a matrix and add_names appends to it.
-            texts, masked = self._texts, sorted(self._masked)
+            masked = sorted(self._masked)
             self._set_matrix(self.transform(texts))
             self._texts, self._masked = None, set()
             if masked:
@@ -224,7 +231,7 @@ class SparseEncoder:
             return np.zeros((n, m), dtype=np.float32)
         q = self.transform(queries)
         # One vectorised pass: the candidate rows times their query's row, summed per pair.
-        if self._names is None and self._texts is not None:
+        if not self.keeps_matrix:
             cand = self._candidate_rows(idx.ravel())
         else:
             cand = self._require_names()[idx.ravel()]

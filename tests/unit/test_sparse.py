@@ -140,6 +140,7 @@ def test_rows_added_to_the_attached_list_are_scored_and_masked_rows_score_zero()
     assert enc.n_names == len(texts)
     assert enc.score(["breast carcinoma"], np.array([[new]]))[0, 0] == pytest.approx(1.0, abs=1e-6)
     enc.mask_rows([0])
+    assert not enc.keeps_matrix  # masking does not build the matrix (100 s at 3M names)
     assert enc.score(["breast cancer"], np.array([[0, 1]]))[0, 0] == 0.0
     with pytest.raises(ValueError, match="not indexed"):
         enc.mask_rows([len(texts)])
