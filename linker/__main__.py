@@ -278,18 +278,23 @@ def train_tagger_main(
     mention_types: set[str] | None = None,
     base_model: str | Path | None = None,
     log_file: str | Path | None = None,
+    dictionaries: Sequence[str | Path] = (),
+    dictionary_format: str | None = None,
 ) -> dict[str, Any]:
     """A mention tagger (:mod:`linker.methods.tagger`) trained on the mentions of PubTator files (of
-    ``mention_types``; None: all) -> the tagger folder ``out``; ``dev`` files are scored after every epoch."""
+    ``mention_types``; None: all) -> the tagger folder ``out``; ``dev`` files are scored after every epoch.
+    With ``dictionaries``, the tagger reads dictionary features over their names and the training mentions."""
     from linker.recipe import TrainingCallbacks, TrainingInputs
     from linker.recipe import train as train_recipe
 
+    names = [name for d in dictionaries for record in iter_dictionary(d, dictionary_format)
+             for name in record.all_names()]
     inputs = TrainingInputs(
         table=NameTable(), pairs=(), concept_counts={}, out=Path(out), base_model=base_model,
         documents=_read_docs(train), dev_documents=_read_docs(dev),
-        mention_types=frozenset(mention_types) if mention_types else None,
+        mention_types=frozenset(mention_types) if mention_types else None, names=names,
         metadata={"train": [str(t) for t in train], "dev": [str(d) for d in dev],
-                  "mention_types": sorted(mention_types or ())},
+                  "mention_types": sorted(mention_types or ()), "dictionaries": [str(d) for d in dictionaries]},
     )
     log = _log_to(log_file)
     callbacks = TrainingCallbacks(on_step=log, on_epoch_end=log, on_phase=lambda name: log({"phase": name}),
@@ -560,7 +565,8 @@ def _tagger_config(args: argparse.Namespace) -> TaggerRecipeConfig:
     """The train-tagger flags given, over the recipe's CPU defaults."""
     given = {"epochs": args.epochs, "lr": args.lr, "batch_size": args.batch_size, "max_length": args.max_length,
              "stride": args.stride, "max_documents": args.max_documents, "num_threads": args.threads,
-             "device": args.device, "seed": args.seed}
+             "device": args.device, "seed": args.seed,
+             "dictionary_features": False if getattr(args, "no_dictionary_features", False) else None}
     return replace(TaggerRecipeConfig(), **{k: v for k, v in given.items() if v is not None})
 
 
@@ -696,6 +702,12 @@ def _parser() -> argparse.ArgumentParser:
     tg.add_argument("--mention-type", action="append", default=[],
                     help="keep mentions of this type (e.g. Disease); repeat for several (default: all)")
     tg.add_argument("--out", required=True)
+    tg.add_argument("--dictionary", action="append", default=[],
+                    help="dictionary whose names (with the training mentions) the tagger reads as features; "
+                         "repeat for several (default: none, the tagger reads the text alone)")
+    tg.add_argument("--dictionary-format", help="the dictionaries' format (default: sniffed)")
+    tg.add_argument("--no-dictionary-features", action="store_true",
+                    help="read the text alone even when --dictionary is given")
     tg.add_argument("--base-model", help="local Hugging Face folder (default: the shipped MiniLM)")
     tg.add_argument("--epochs", type=int, help=f"default {TaggerRecipeConfig.epochs}")
     tg.add_argument("--lr", type=float, help=f"default {TaggerRecipeConfig.lr}")
@@ -777,7 +789,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                    _types(args.mention_types), args.types_from, args.dev, args.log)
     elif args.command == "train-tagger":
         result = train_tagger_main(args.train, args.out, _tagger_config(args), args.dev,
-                                   set(args.mention_type) or None, args.base_model, args.log)
+                                   set(args.mention_type) or None, args.base_model, args.log,
+                                   args.dictionary, args.dictionary_format)
     elif args.command == "detect":
         if not args.tagger and not args.dictionary:
             raise SystemExit("detect needs --tagger, --dictionary, or both")

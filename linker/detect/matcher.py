@@ -17,8 +17,8 @@ Rules, in order:
    dictionary writes only as an all-capital acronym ("CADASIL", "HNPCC"), matches only where the text writes
    it without lower-case letters ("ALL" is acute lymphoblastic leukemia, "all" is not);
 3. longest-leftmost: overlapping candidates are resolved left to right, the longest at each start winning;
-4. abbreviations defined in the text (:func:`linker.text.find_abbreviations`, Schwartz & Hearst): when a
-   matched span covers the long form of a definition, its short form is tagged wherever it recurs in the text
+4. abbreviations defined in the text (:mod:`linker.detect.short_forms`, shared with the tagger): when a
+   matched span marks the long form of a definition, its short form is tagged wherever it recurs in the text
    as a whole, case-sensitive word, even when the dictionary lacks it or it is short. A short form whose long
    form was not matched is not tagged by this rule, and the dictionary's own match of it is dropped: the text
    said what it means here ("MS (mass spectrometry)"), and that is not a name of the dictionary.
@@ -27,13 +27,13 @@ Rules, in order:
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 
 import ahocorasick
 
+from linker.detect.short_forms import propagate_short_forms
 from linker.detect.spans import MATCHER, Span
-from linker.text import TextConfig, find_abbreviations, normalize
+from linker.text import TextConfig, normalize
 
 __all__ = ["DictionaryMatcher", "STOP_WORDS", "SHORT_FORM_CHARS", "ACRONYM_MAX_CHARS", "word_offsets"]
 
@@ -160,7 +160,7 @@ class DictionaryMatcher:
     def find(self, text: str) -> list[Span]:
         """Non-overlapping mentions of ``text``, sorted by start (source "matcher", score 1.0)."""
         if not text or not self._size:
-            return self._abbreviation_spans(text, []) if text else []
+            return propagate_short_forms(text, [], MATCHER, drop_undefined=True) if text else []
         starts: list[int] = []  # character offsets of each kept word in the original text
         ends: list[int] = []
         parts: list[str] = []
@@ -201,61 +201,7 @@ class DictionaryMatcher:
             b = longest[a]
             spans.append(Span(starts[a], ends[b], text[starts[a] : ends[b]], MATCHER, 1.0))
             next_free = b + 1
-        return self._abbreviation_spans(text, spans)
+        return propagate_short_forms(text, spans, MATCHER, drop_undefined=True)
 
     def find_many(self, texts: Sequence[str] | Iterable[str]) -> list[list[Span]]:
         return [self.find(t) for t in texts]
-
-    def _abbreviation_spans(self, text: str, spans: list[Span]) -> list[Span]:
-        """Add the short forms whose long form was matched; drop matches of short forms defined otherwise."""
-        if "(" not in text:  # every definition Schwartz & Hearst find is written with parentheses
-            return spans
-        definitions = find_abbreviations(text)
-        if not definitions:
-            return spans
-        tagged: list[str] = []
-        untagged: set[str] = set()
-        for short, long in definitions.items():
-            if self._long_form_matched(text, long, spans):
-                tagged.append(short)
-            else:
-                untagged.add(short)
-        if untagged:
-            spans = [s for s in spans if s.text not in untagged]
-        if not tagged:
-            return spans
-        added: list[Span] = []
-        # Longest short forms first, so that "VSDs" claims its occurrences before "VSD" looks for them.
-        for short in sorted(tagged, key=len, reverse=True):
-            for m in re.finditer(rf"(?<![^\W_]){re.escape(short)}(?![^\W_])", text):
-                span = Span(m.start(), m.end(), m.group(), MATCHER, 1.0)
-                if not _overlaps_any(span, spans) and not any(span.overlaps(a) for a in added):
-                    added.append(span)
-        return sorted(spans + added) if added else spans
-
-    @staticmethod
-    def _long_form_matched(text: str, long: str, spans: list[Span]) -> bool:
-        at = text.find(long)
-        while at >= 0:
-            end = at + len(long)
-            if _overlaps_any(Span(at, end, long), spans, covering=True):
-                return True
-            at = text.find(long, at + 1)
-        return False
-
-
-def _overlaps_any(span: Span, spans: list[Span], covering: bool = False) -> bool:
-    """Whether a span of the sorted, non-overlapping ``spans`` overlaps ``span`` (or, with ``covering``,
-    contains it whole)."""
-    k = bisect_left(spans, (span.start,))
-    # Only the span just before ``k`` and those from ``k`` on can reach ``span``.
-    for s in spans[max(k - 1, 0) :]:
-        if s.start >= span.end:
-            break
-        if covering:
-            if s.start <= span.start and s.end >= span.end:
-                return True
-        elif s.overlaps(span):
-            return True
-    return False
-

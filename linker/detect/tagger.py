@@ -19,9 +19,21 @@ Text to spans, in four steps:
 Labels are ``O``/``B``/``I`` without a type: a :class:`~linker.detect.spans.Span` has none, and the tagger is
 trained for the mention types it records (``mention_types``; empty: whatever the training spans were).
 
+Decoding is constrained (:func:`viterbi_bio`): the most probable label sequence in which ``I`` never follows
+``O`` nor opens the text, instead of each word's most probable label read leniently. A word read as "I" after
+an "O" is then either joined to its predecessor's mention or started as one, whichever the probabilities
+favour, so exact spans are not cut in two by one uncertain word.
+
+Then the short forms the text defines are tagged wherever they recur when the tagger marked their long form
+(:mod:`linker.detect.short_forms`, the rule the dictionary matcher applies too; ``short_forms``).
+
+A tagger may read **dictionary features** (:mod:`linker.detect.gazetteer`): each token's input embedding plus a
+learned vector saying whether a dictionary match begins there, continues there, or does not cover it.
+
 The artifact is one folder: the Hugging Face model (``config.json`` with its labels, ``model.safetensors``), its
-tokenizer, and ``tagger.json`` (labels, max_length, stride, mention types, metadata). Training lives in
-:mod:`linker.methods.tagger`.
+tokenizer, and ``tagger.json`` (labels, max_length, stride, mention types, metadata); a tagger with dictionary
+features adds ``gazetteer.txt.gz`` (the names) and ``gazetteer.safetensors`` (the feature vectors). Training
+lives in :mod:`linker.methods.tagger`.
 """
 
 from __future__ import annotations
@@ -37,13 +49,17 @@ import numpy as np
 import torch
 
 from linker.detect.bio import _WORD, BEGIN, INSIDE, OUTSIDE, from_bio
-from linker.detect.spans import Span
+from linker.detect.gazetteer import FEATURES, GAZETTEER_FILE, Gazetteer, token_features
+from linker.detect.short_forms import propagate_short_forms
+from linker.detect.spans import TAGGER, Span
 from linker.train import choose_device
 
-__all__ = ["Tagger", "LABELS", "TAGGER_FILE", "Encoded", "encode_text", "window_starts", "word_labels", "PIECE_WORDS"]
+__all__ = ["Tagger", "LABELS", "TAGGER_FILE", "Encoded", "encode_text", "window_starts", "word_labels", "PIECE_WORDS",
+           "viterbi_bio"]
 
 LABELS: tuple[str, ...] = (OUTSIDE, BEGIN, INSIDE)
 TAGGER_FILE = "tagger.json"
+FEATURE_WEIGHTS_FILE = "gazetteer.safetensors"
 FORMAT_VERSION = 1
 # Words tokenized at once: a piece of a long text, small enough to keep the tokenizer's output small.
 PIECE_WORDS = 2048
@@ -56,13 +72,15 @@ class Encoded:
     ``starts``/``ends``: each word's character offsets. ``ids``: the text's subtoken ids, no special tokens.
     ``first``: for each token, the word it is the first subtoken of, or -1 (a later subtoken, or a token that
     starts in no word). A word no token starts in ("C" of "37°C" when one "##°c" token covered "°C") has no
-    reading of its own; see :meth:`Tagger._decode`.
+    reading of its own; see :meth:`Tagger._decode`. ``feats``: each token's dictionary feature
+    (:mod:`linker.detect.gazetteer`), empty when the text was encoded without matches.
     """
 
     starts: array[int] = field(default_factory=lambda: array("q"))
     ends: array[int] = field(default_factory=lambda: array("q"))
     ids: array[int] = field(default_factory=lambda: array("q"))
     first: array[int] = field(default_factory=lambda: array("q"))
+    feats: array[int] = field(default_factory=lambda: array("b"))
 
     def word_offsets(self) -> list[tuple[int, int]]:
         return list(zip(self.starts, self.ends, strict=True))
@@ -71,10 +89,14 @@ class Encoded:
         return len(self.ids)
 
 
-def encode_text(tokenizer: Any, text: str, piece_words: int = PIECE_WORDS) -> Encoded:
-    """Words and subtokens of ``text`` (``tokenizer``: a ``tokenizers.Tokenizer`` without padding or truncation)."""
+def encode_text(
+    tokenizer: Any, text: str, piece_words: int = PIECE_WORDS, matches: Sequence[Span] | None = None
+) -> Encoded:
+    """Words and subtokens of ``text`` (``tokenizer``: a ``tokenizers.Tokenizer`` without padding or truncation),
+    with each token's dictionary feature when ``matches`` (sorted, non-overlapping dictionary spans) are given."""
     enc = Encoded()
     piece: list[tuple[int, int]] = []
+    token_starts = array("q")
 
     def flush() -> None:
         if not piece:
@@ -94,6 +116,8 @@ def encode_text(tokenizer: Any, text: str, piece_words: int = PIECE_WORDS) -> En
             while j < len(piece) and piece[j][1] <= start:
                 j += 1
             enc.ids.append(tid)
+            if matches is not None:
+                token_starts.append(start)
             if j < len(piece) and piece[j][0] <= start and j != last_owner:
                 enc.first.append(base_word + j)
                 last_owner = j
@@ -106,6 +130,8 @@ def encode_text(tokenizer: Any, text: str, piece_words: int = PIECE_WORDS) -> En
         if len(piece) >= piece_words:
             flush()
     flush()
+    if matches is not None:
+        enc.feats = token_features(token_starts, matches)
     return enc
 
 
@@ -148,6 +174,9 @@ class Tagger:
         mention_types: Sequence[str] = (),
         metadata: dict[str, Any] | None = None,
         device: str | torch.device | None = None,
+        gazetteer: Gazetteer | None = None,
+        feature_embedding: torch.nn.Embedding | None = None,
+        short_forms: bool = True,
     ) -> None:
         if max_length < 8:
             raise ValueError(f"max_length must be at least 8 tokens, not {max_length}")
@@ -158,10 +187,20 @@ class Tagger:
         self.max_length = max_length
         self.stride = stride
         self.mention_types = tuple(mention_types)
+        self.short_forms = short_forms
         self.metadata: dict[str, Any] = dict(metadata or {})
         self.device = choose_device(str(device) if device is not None else None)
         self.model.to(self.device)
         self.model.eval()
+        # Dictionary features: one vector per feature value added to each token's input embedding. A new one
+        # starts at zero, so that before training the tagger reads text exactly as its base model does.
+        self.gazetteer = gazetteer
+        self.feature_embedding: torch.nn.Embedding | None = None
+        if gazetteer is not None:
+            if feature_embedding is None:
+                feature_embedding = torch.nn.Embedding(FEATURES, int(model.config.hidden_size))
+                torch.nn.init.zeros_(feature_embedding.weight)
+            self.feature_embedding = feature_embedding.to(self.device)
         # The tokenizers-library tokenizer gives offsets per token; a private copy, since padding and truncation
         # are switched off on it.
         from tokenizers import Tokenizer as FastTokenizer
@@ -183,9 +222,10 @@ class Tagger:
         stride: int = 64,
         mention_types: Sequence[str] = (),
         device: str | torch.device | None = None,
+        gazetteer: Gazetteer | None = None,
     ) -> Tagger:
         """A tagger to train: ``base_model`` (a local Hugging Face folder; None: the project's default) with a
-        new, untrained classification layer."""
+        new, untrained classification layer (and, with a ``gazetteer``, new dictionary feature vectors)."""
         from transformers import AutoModelForTokenClassification, AutoTokenizer
 
         from linker.encoders.transformer import _offline, default_base_model
@@ -199,7 +239,8 @@ class Tagger:
             folder, num_labels=len(LABELS), id2label=dict(enumerate(LABELS)),
             label2id={label: i for i, label in enumerate(LABELS)},
         )
-        return cls(model, tokenizer, max_length, stride, mention_types, {"base_model": str(folder)}, device)
+        return cls(model, tokenizer, max_length, stride, mention_types, {"base_model": str(folder)}, device,
+                   gazetteer)
 
     @property
     def label(self) -> str:
@@ -209,6 +250,16 @@ class Tagger:
     @property
     def labels(self) -> tuple[str, ...]:
         return LABELS
+
+    def parameters(self) -> list[torch.nn.Parameter]:
+        """Everything training updates: the model's weights and the dictionary feature vectors."""
+        extra = list(self.feature_embedding.parameters()) if self.feature_embedding is not None else []
+        return [*self.model.parameters(), *extra]
+
+    def train(self, mode: bool = True) -> None:
+        self.model.train(mode)
+        if self.feature_embedding is not None:
+            self.feature_embedding.train(mode)
 
     # --- persistence --------------------------------------------------------------------------------
 
@@ -221,7 +272,16 @@ class Tagger:
         settings = {
             "format": FORMAT_VERSION, "kind": "tagger", "labels": list(LABELS), "max_length": self.max_length,
             "stride": self.stride, "mention_types": list(self.mention_types), "metadata": self.metadata,
+            "gazetteer": None, "short_forms": self.short_forms,
         }
+        if self.gazetteer is not None and self.feature_embedding is not None:
+            from safetensors.torch import save_file
+
+            self.gazetteer.save(folder)
+            save_file({"weight": self.feature_embedding.weight.detach().cpu().contiguous()},
+                      str(folder / FEATURE_WEIGHTS_FILE))
+            settings["gazetteer"] = {"names": len(self.gazetteer), "file": GAZETTEER_FILE,
+                                     "weights": FEATURE_WEIGHTS_FILE}
         (folder / TAGGER_FILE).write_text(json.dumps(settings, indent=2, default=str) + "\n")
 
     @classmethod
@@ -242,13 +302,21 @@ class Tagger:
         model = AutoModelForTokenClassification.from_pretrained(folder)
         metadata = dict(settings.get("metadata") or {})
         metadata.setdefault("label", folder.name)
+        gazetteer, feature_embedding = None, None
+        if settings.get("gazetteer"):
+            gazetteer, feature_embedding = _load_features(folder, int(model.config.hidden_size))
         return cls(model, tokenizer, int(settings["max_length"]), int(settings["stride"]),
-                   tuple(settings.get("mention_types") or ()), metadata, device)
+                   tuple(settings.get("mention_types") or ()), metadata, device, gazetteer, feature_embedding,
+                   bool(settings.get("short_forms", True)))
 
     # --- reading texts ------------------------------------------------------------------------------
 
-    def encode(self, text: str) -> Encoded:
-        return encode_text(self._fast, text)
+    def encode(self, text: str, matches: Sequence[Span] | None = None) -> Encoded:
+        """``text`` as the tagger reads it; with dictionary features, from ``matches`` when given (training's
+        cross-fitted matches), else from the tagger's own gazetteer."""
+        if self.gazetteer is None:
+            return encode_text(self._fast, text)
+        return encode_text(self._fast, text, matches=self.gazetteer.find(text) if matches is None else matches)
 
     def windows(self, enc: Encoded) -> list[int]:
         """Token offsets where the windows over ``enc`` start (each ``max_length - 2`` tokens of text)."""
@@ -256,6 +324,12 @@ class Tagger:
 
     def window_ids(self, enc: Encoded, start: int) -> list[int]:
         return [self._cls, *enc.ids[start : start + self.max_length - 2], self._sep]
+
+    def window_features(self, enc: Encoded, start: int) -> list[int] | None:
+        """The window's dictionary features, aligned with :meth:`window_ids` (None without features)."""
+        if self.feature_embedding is None:
+            return None
+        return [0, *enc.feats[start : start + self.max_length - 2], 0]
 
     def collate(self, rows: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         """Token id rows padded to the longest: (input_ids, attention_mask), both (batch, length)."""
@@ -267,9 +341,28 @@ class Tagger:
             mask[i, : len(r)] = 1
         return ids, mask
 
-    def logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """(batch, length, labels) label scores."""
-        return self.model(input_ids=input_ids.to(self.device), attention_mask=attention_mask.to(self.device)).logits
+    @staticmethod
+    def collate_features(rows: Sequence[Sequence[int] | None], width: int) -> torch.Tensor | None:
+        """Feature rows padded with "outside" to ``width`` (None when the tagger reads none)."""
+        if not rows or rows[0] is None:
+            return None
+        feats = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, r in enumerate(rows):
+            if r is not None:
+                feats[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+        return feats
+
+    def logits(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, features: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """(batch, length, labels) label scores; ``features`` (batch, length) when the tagger reads them."""
+        ids, mask = input_ids.to(self.device), attention_mask.to(self.device)
+        if self.feature_embedding is None:
+            return self.model(input_ids=ids, attention_mask=mask).logits
+        if features is None:
+            raise ValueError("this tagger reads dictionary features: give each window's features")
+        embeds = self.model.get_input_embeddings()(ids) + self.feature_embedding(features.to(self.device))
+        return self.model(inputs_embeds=embeds, attention_mask=mask).logits
 
     def predict(self, texts: Sequence[str], batch_size: int = 16) -> list[list[Span]]:
         """The mentions of each text, sorted by start (source "tagger", score: mean label probability)."""
@@ -280,7 +373,7 @@ class Tagger:
 
     def _tag(self, texts: Sequence[str], batch_size: int) -> Iterator[tuple[int, list[Span]]]:
         was_training = self.model.training
-        self.model.eval()
+        self.train(False)
         content = self.max_length - 2
         pending: dict[int, _Pending] = {}
         batch: list[tuple[_Pending, int]] = []
@@ -304,15 +397,16 @@ class Tagger:
                 yield from self._run(batch, pending, content)
         finally:
             if was_training:
-                self.model.train()
+                self.train(True)
 
     def _run(
         self, batch: list[tuple[_Pending, int]], pending: dict[int, _Pending], content: int
     ) -> Iterator[tuple[int, list[Span]]]:
         rows = [self.window_ids(item.enc, start) for item, start in batch]
         ids, mask = self.collate(rows)
+        feats = self.collate_features([self.window_features(item.enc, start) for item, start in batch], ids.shape[1])
         with torch.inference_mode():
-            probs = torch.softmax(self.logits(ids, mask).float(), dim=-1).cpu().numpy()  # (batch, length, labels)
+            probs = torch.softmax(self.logits(ids, mask, feats).float(), dim=-1).cpu().numpy()  # (batch, length, labels)
         for row, (item, start) in enumerate(batch):
             first = item.first[start : start + content]
             length = len(first)
@@ -329,7 +423,7 @@ class Tagger:
             yield index, self._decode(item)
 
     def _decode(self, item: _Pending) -> list[Span]:
-        labels_idx = item.probs.argmax(axis=1)
+        labels_idx = viterbi_bio(item.probs)
         scores = item.probs[np.arange(len(labels_idx)), labels_idx]
         unread = np.isinf(item.distance)
         for w in np.nonzero(unread)[0]:
@@ -338,7 +432,56 @@ class Tagger:
             if w > 0 and labels_idx[w - 1] != 0 and item.enc.ends[w - 1] == item.enc.starts[w]:
                 labels_idx[w], scores[w] = 2, scores[w - 1]
         labels = [LABELS[i] for i in labels_idx]
-        return from_bio(item.text, item.enc.word_offsets(), labels, scores.tolist())
+        spans = from_bio(item.text, item.enc.word_offsets(), labels, scores.tolist())
+        return propagate_short_forms(item.text, spans, TAGGER) if self.short_forms else spans
+
+
+def viterbi_bio(probs: np.ndarray) -> np.ndarray:
+    """The most probable label index sequence (rows: words, columns: :data:`LABELS`) in which ``I`` (index 2)
+    never follows ``O`` (index 0) nor comes first. Words are independent given the network, so a sequence's
+    score is the sum of its labels' log probabilities; the constraint is what links neighbours."""
+    n = len(probs)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    logp = np.log(np.clip(probs.astype(np.float64), 1e-12, None))
+    # allowed[previous, next]: every move but O -> I.
+    allowed = np.ones((3, 3), dtype=bool)
+    allowed[0, 2] = False
+    penalty = np.where(allowed, 0.0, -np.inf)
+    score = logp[0].copy()
+    score[2] = -np.inf  # no mention starts with I
+    back = np.zeros((n, 3), dtype=np.int8)
+    for w in range(1, n):
+        total = score[:, None] + penalty  # (previous, next)
+        back[w] = total.argmax(axis=0)
+        score = total[back[w], np.arange(3)] + logp[w]
+    out = np.zeros(n, dtype=np.int64)
+    out[-1] = int(score.argmax())
+    for w in range(n - 1, 0, -1):
+        out[w - 1] = back[w, out[w]]
+    return out
+
+
+def _load_features(folder: Path, hidden: int) -> tuple[Gazetteer, torch.nn.Embedding]:
+    """A saved tagger's gazetteer and dictionary feature vectors; a clear error when either is missing or does
+    not fit the model."""
+    weights = folder / FEATURE_WEIGHTS_FILE
+    if not (folder / GAZETTEER_FILE).exists() or not weights.exists():
+        raise FileNotFoundError(f"{folder}: the tagger reads dictionary features but {GAZETTEER_FILE} or "
+                                f"{FEATURE_WEIGHTS_FILE} is missing")
+    from safetensors.torch import load_file
+
+    try:
+        weight = load_file(str(weights))["weight"]
+    except Exception as exc:  # a truncated or foreign file: safetensors raises its own error types
+        raise ValueError(f"{weights}: cannot be read ({exc})") from exc
+    if tuple(weight.shape) != (FEATURES, hidden):
+        raise ValueError(f"{weights}: feature vectors of shape {tuple(weight.shape)}, the model needs "
+                         f"{(FEATURES, hidden)}")
+    embedding = torch.nn.Embedding(FEATURES, hidden)
+    with torch.no_grad():
+        embedding.weight.copy_(weight)
+    return Gazetteer.load(folder), embedding
 
 
 def word_labels(enc: Encoded, bio: Sequence[str]) -> array[int]:

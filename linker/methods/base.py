@@ -59,6 +59,9 @@ class TrainingInputs:
     # ``texts`` and the dictionary's names first).
     texts: Sequence[str] = ()
     word_vectors: Path | None = None
+    # For the mention tagger's dictionary features: the dictionary's names as written (raw spellings tell an
+    # acronym from a word); empty: the table's normalised names.
+    names: Sequence[str] = ()
 
 
 @dataclass(frozen=True)

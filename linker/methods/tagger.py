@@ -6,6 +6,11 @@ tokens exactly as :class:`~linker.detect.tagger.Tagger` reads them (first-subtok
 ``stride`` tokens), and the model is trained with token-level cross-entropy (Devlin et al. 2019, section 4.3:
 the first subtoken of each word is classified, the others ignored), AdamW, linear warm-up then linear decay.
 
+**Dictionary features** (:mod:`linker.detect.gazetteer`, on by default when the inputs carry a dictionary):
+the tagger also reads which tokens a dictionary match covers, the matcher being over the dictionary's names
+(``inputs.names``, else the table's) plus the training mentions' texts. Training documents are cross-fitted:
+each is matched without its own fold's mentions (``gazetteer_folds``), as a new document will be.
+
 With ``inputs.dev_documents``, the tagger is scored after every epoch (mention-level precision/recall/F1,
 exact and overlapping spans, :func:`~linker.detect.metrics.span_prf`), the best epoch by exact F1 is the one
 kept, and its figures are the report's ``metrics``. The artifact is the tagger's folder
@@ -55,6 +60,10 @@ class TaggerRecipeConfig:
     # Train on tiles of max_length tokens that share none (the last shorter), not on the overlapping windows the
     # tagger reads with: each token once per epoch, a quarter fewer tokens on abstracts.
     train_on_tiles: bool = True
+    # Dictionary features (linker.detect.gazetteer) when the inputs have dictionary names; the training
+    # mentions' texts join the names, cross-fitted over this many folds of the training documents.
+    dictionary_features: bool = True
+    gazetteer_folds: int = 5
 
     def __post_init__(self) -> None:
         if self.epochs < 1:
@@ -77,6 +86,8 @@ class TaggerRecipeConfig:
             raise ValueError(f"num_threads must be at least 1, not {self.num_threads}")
         if self.max_documents is not None and self.max_documents < 1:
             raise ValueError(f"max_documents must be at least 1 (or None: all), not {self.max_documents}")
+        if self.gazetteer_folds < 2:
+            raise ValueError(f"gazetteer_folds must be at least 2, not {self.gazetteer_folds}")
 
 
 def gold_spans(doc: PubTatorDocument, mention_types: frozenset[str] | set[str] | None) -> list[tuple[int, int]]:
@@ -101,22 +112,29 @@ def score_tagger(
             "recall_overlap": overlap["recall"], "gold": exact["gold"], "predicted": exact["predicted"]}
 
 
-_Example = tuple[list[int], list[int]]  # (token ids with [CLS]/[SEP], labels with -100 where not scored)
+# (token ids with [CLS]/[SEP], labels with -100 where not scored, dictionary features or None)
+_Example = tuple[list[int], list[int], list[int] | None]
+
+
+def mention_texts(doc: PubTatorDocument, mention_types: frozenset[str] | set[str] | None) -> list[str]:
+    """The text of a document's mentions (of the given types; None: all)."""
+    return [m.text for m in doc.mentions if (mention_types is None or m.mention_type in mention_types) and m.text]
 
 
 def _examples(
-    tagger: Any, documents: Sequence[PubTatorDocument], types: frozenset[str] | None, tiles: bool = True
+    tagger: Any, documents: Sequence[PubTatorDocument], types: frozenset[str] | None, tiles: bool = True,
+    matchers: Sequence[Any] | None = None,
 ) -> tuple[list[_Example], int]:
     """Every window (``tiles``: every tile) of every document as a training example, and the number of spans
-    taught."""
+    taught; ``matchers[i]`` gives document ``i``'s dictionary matches (the cross-fitted ones)."""
     from linker.detect.bio import to_bio
     from linker.detect.tagger import word_labels
 
     examples: list[_Example] = []
     n_spans = 0
     content = tagger.max_length - 2
-    for doc in documents:
-        enc = tagger.encode(doc.text)
+    for i, doc in enumerate(documents):
+        enc = tagger.encode(doc.text, matchers[i].find(doc.text) if matchers is not None else None)
         if not len(enc):
             continue
         spans = gold_spans(doc, types)
@@ -127,7 +145,8 @@ def _examples(
         # two windows of 254 there: a third more tokens per epoch, most of them taught twice.
         starts = range(0, len(enc), content) if tiles else tagger.windows(enc)
         for start in starts:
-            examples.append((tagger.window_ids(enc, start), [-100, *labels[start : start + content], -100]))
+            examples.append((tagger.window_ids(enc, start), [-100, *labels[start : start + content], -100],
+                             tagger.window_features(enc, start)))
     return examples, n_spans
 
 
@@ -162,14 +181,30 @@ def train_tagger_artifact(
     torch.set_num_threads(config.num_threads)
     seed_everything(config.seed)
     callbacks.phase("examples")
-    tagger = Tagger.from_base(inputs.base_model, config.max_length, config.stride, sorted(types or ()), config.device)
-    examples, n_spans = _examples(tagger, documents, types, config.train_on_tiles)
+    gazetteer, matchers = None, None
+    dictionary_names = list(inputs.names) or list(inputs.table.names)
+    if config.dictionary_features and dictionary_names:
+        from linker.detect.gazetteer import Gazetteer, cross_fitted_matchers
+
+        texts = [mention_texts(d, types) for d in documents]
+        gazetteer = Gazetteer([*dictionary_names, *(t for ts in texts for t in ts)])
+        matchers = cross_fitted_matchers(dictionary_names, texts, config.gazetteer_folds)
+        callbacks.log(f"dictionary features: {len(dictionary_names)} dictionary names and the training mentions "
+                      f"({len(gazetteer)} names in all), training documents cross-fitted over "
+                      f"{config.gazetteer_folds} folds")
+    tagger = Tagger.from_base(inputs.base_model, config.max_length, config.stride, sorted(types or ()), config.device,
+                              gazetteer)
+    examples, n_spans = _examples(tagger, documents, types, config.train_on_tiles, matchers)
+    del matchers  # one automaton per fold: drop them before training
     callbacks.log(f"{len(documents)} documents, {n_spans} spans, {len(examples)} windows of at most "
                   f"{config.max_length} tokens")
     model, device = tagger.model, tagger.device
-    # No weight decay on biases and LayerNorm weights, as BERT's fine-tuning does.
+    # No weight decay on biases and LayerNorm weights, as BERT's fine-tuning does (nor on the dictionary
+    # feature vectors: an embedding of three rows, like the position embeddings' LayerNorm, is not decayed).
     decay = [p for n, p in model.named_parameters() if not (n.endswith("bias") or "LayerNorm" in n)]
     no_decay = [p for n, p in model.named_parameters() if n.endswith("bias") or "LayerNorm" in n]
+    if tagger.feature_embedding is not None:
+        no_decay += list(tagger.feature_embedding.parameters())
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
                                    {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
     steps_per_epoch = math.ceil(len(examples) / config.batch_size)
@@ -188,24 +223,25 @@ def train_tagger_artifact(
     rng = random.Random(config.seed)
     history: list[dict[str, Any]] = []
     best: dict[str, Any] | None = None
-    best_state: dict[str, torch.Tensor] | None = None
+    best_state: tuple[dict[str, torch.Tensor], dict[str, torch.Tensor] | None] | None = None
     step = 0
     callbacks.phase("train")
     train_started = time.perf_counter()
     for epoch in range(config.epochs):
-        model.train()
+        tagger.train(True)
         epoch_loss, epoch_items, window_t, window_items = 0.0, 0, time.perf_counter(), 0
         for batch in _batches(examples, config.batch_size, rng):
             ids, mask = tagger.collate([e[0] for e in batch])
+            feats = tagger.collate_features([e[2] for e in batch], ids.shape[1])
             labels = torch.full(ids.shape, -100, dtype=torch.long)
             for i, e in enumerate(batch):
                 labels[i, : len(e[1])] = torch.tensor(e[1], dtype=torch.long)
-            logits = tagger.logits(ids, mask)  # (batch, length, labels)
+            logits = tagger.logits(ids, mask, feats)  # (batch, length, labels)
             loss = loss_fn(logits.reshape(-1, logits.shape[-1]), labels.to(device).reshape(-1))
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if config.grad_clip > 0:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+                torch.nn.utils.clip_grad_norm_(tagger.parameters(), config.grad_clip)
             optimizer.step()
             scheduler.step()
             step += 1
@@ -227,7 +263,9 @@ def train_tagger_artifact(
             summary |= {f"dev_{k}": v for k, v in score_tagger(tagger, inputs.dev_documents, types).items()}
             if best is None or summary["dev_f1"] > best["dev_f1"]:
                 best = summary
-                best_state = copy.deepcopy(model.state_dict())
+                features = tagger.feature_embedding
+                best_state = (copy.deepcopy(model.state_dict()),
+                              copy.deepcopy(features.state_dict()) if features is not None else None)
         history.append(summary)
         if callbacks.on_epoch_end is not None:
             callbacks.on_epoch_end(summary)
@@ -236,12 +274,15 @@ def train_tagger_artifact(
                          if "dev_f1" in summary else ""))
     train_s = time.perf_counter() - train_started
     if best_state is not None:
-        model.load_state_dict(best_state)
-    model.eval()
+        model.load_state_dict(best_state[0])
+        if best_state[1] is not None and tagger.feature_embedding is not None:
+            tagger.feature_embedding.load_state_dict(best_state[1])
+    tagger.train(False)
     report: Report = {
         "documents": len(documents), "spans": n_spans, "windows": len(examples), "epochs": config.epochs,
         "best_epoch": best["epoch"] if best else config.epochs, "train_s": train_s, "device": str(device),
         "base_model": tagger.metadata.get("base_model"), "mention_types": sorted(types or ()),
+        "dictionary_features": {"names": len(gazetteer), "folds": config.gazetteer_folds} if gazetteer else None,
         "config": asdict(config), "metadata": dict(inputs.metadata), "history": history,
     }
     if best is not None:

@@ -165,6 +165,13 @@ def test_curator_span_edits_up_to_the_snapshot_make_the_training_spans(bob, tmp_
     assert len(inputs.documents) == 3 and len(inputs.dev_documents) == 1 and inputs.mention_types is None
     assert inputs.metadata["spans"]["dev_spans"] == 2 and inputs.metadata["spans"]["gold"] == 2
     assert inputs.metadata["training_run"] == run.pk and inputs.pairs == ()
+    # The dictionary features read the release's own names, not names that came from these documents.
+    fever = Concept.objects.get(concept_id="D:3")
+    Name.objects.create(concept=fever, text="pyrexia", normalized="pyrexia", source=Name.Source.CURATOR)
+    Name.objects.create(concept=fever, text="high temperature", normalized="high temperature",
+                        source=Name.Source.TRAINING)
+    inputs = tagger_inputs(run, tmp_path / "out")
+    assert sorted(inputs.names) == sorted(CONCEPTS.values()) and inputs.metadata["dictionary_names"] == 4
 
 
 @pytest.mark.django_db

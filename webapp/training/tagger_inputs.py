@@ -25,6 +25,11 @@ documents, under the gold-collection rule, are the ``dev_documents`` the tagger 
 Where the spans came from is counted in ``inputs.metadata["spans"]`` (and said in the run's log):
 :data:`PROVENANCE`.
 
+The tagger's dictionary features (:mod:`linker.detect.gazetteer`) are matched from the names of the dictionary's
+latest release as imported (source "dictionary"), not its curator synonyms or training-mention names: those
+come from the very documents the tagger is trained on, whose mention texts the recipe adds itself, cross-fitted
+so that no document is matched with its own mentions.
+
 Documents are named by their primary key; offsets count characters of ``Document.text`` (the whole "title").
 """
 
@@ -46,8 +51,10 @@ from webapp.corpus.models import Collection, Document, Mention
 from webapp.curation.models import OPEN_STATUSES, Decision
 from webapp.training.models import TrainingRun
 from webapp.training.tagger_params import mention_types
+from webapp.vocab.models import Name
 
-__all__ = ["PROVENANCE", "SpanSnapshot", "dev_documents", "provenance_line", "tagger_inputs", "training_documents"]
+__all__ = ["PROVENANCE", "SpanSnapshot", "dev_documents", "dictionary_names", "provenance_line", "tagger_inputs",
+           "training_documents"]
 
 A = Decision.Action
 # What a status decision leaves the mention as.
@@ -235,8 +242,20 @@ def tagger_inputs(run: TrainingRun, out: Path) -> TrainingInputs:
         "snapshot_at": (run.snapshot_at or run.queued_at).isoformat(),
         "spans": dict(counts) | {"dev_documents": len(dev), "dev_spans": sum(len(d.mentions) for d in dev)},
     }
+    names = dictionary_names(run)
+    metadata["dictionary_names"] = len(names)
     return TrainingInputs(
         table=NameTable.from_records([], TextConfig()), pairs=(), concept_counts={}, out=out,
         base_model=run.base_model or None, metadata=metadata, documents=documents, mention_types=types,
-        dev_documents=dev,
+        dev_documents=dev, names=names,
     )
+
+
+def dictionary_names(run: TrainingRun) -> list[str]:
+    """The names of the dictionary's latest release as imported, as written (the tagger's dictionary features);
+    empty when it has no release."""
+    version = run.dictionary.latest_version()
+    if version is None:
+        return []
+    rows = Name.objects.filter(concept__version=version, concept__obsolete=False, source=Name.Source.DICTIONARY)
+    return list(rows.order_by("text").values_list("text", flat=True).distinct().iterator(chunk_size=20000))
