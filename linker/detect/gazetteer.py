@@ -29,7 +29,7 @@ from pathlib import Path
 from linker.detect.matcher import DictionaryMatcher
 from linker.detect.spans import Span
 
-__all__ = ["Gazetteer", "GAZETTEER_FILE", "FEATURES", "cross_fitted_matchers", "token_features"]
+__all__ = ["Gazetteer", "GAZETTEER_FILE", "FEATURES", "FoldMatcher", "cross_fitted_matchers", "token_features"]
 
 GAZETTEER_FILE = "gazetteer.txt.gz"
 # Token feature values: outside every match, the first token of a match, a later token of one.
@@ -68,19 +68,41 @@ class Gazetteer:
 
 def cross_fitted_matchers(
     dictionary_names: Sequence[str], mention_texts: Sequence[Sequence[str]], folds: int
-) -> list[DictionaryMatcher]:
+) -> list[FoldMatcher]:
     """One matcher per document: over ``dictionary_names`` plus the mention texts of the documents in the other
-    folds (document ``i`` is in fold ``i % folds``). ``mention_texts[i]``: document ``i``'s mention strings."""
+    folds (document ``i`` is in fold ``i % folds``). ``mention_texts[i]``: document ``i``'s mention strings.
+
+    The dictionary's automaton is built once and shared: only the mention texts differ between folds, and a
+    dictionary of millions of names would not fit in memory once per fold."""
     if folds < 2:
         raise ValueError(f"cross-fitting needs at least 2 folds, not {folds}")
     by_fold: list[set[str]] = [set() for _ in range(folds)]
     for i, texts in enumerate(mention_texts):
         by_fold[i % folds].update(texts)
-    matchers: list[DictionaryMatcher] = []
-    for k in range(folds):
-        others = sorted(set().union(*(by_fold[j] for j in range(folds) if j != k)))
-        matchers.append(DictionaryMatcher([*dictionary_names, *others]))
+    shared = DictionaryMatcher(dictionary_names)
+    matchers = [FoldMatcher(shared, DictionaryMatcher(sorted(set().union(*(by_fold[j] for j in range(folds) if j != k)))))
+                for k in range(folds)]
     return [matchers[i % folds] for i in range(len(mention_texts))]
+
+
+class FoldMatcher:
+    """The dictionary's matcher and one fold's mention matcher read as one: the spans of both, longest-leftmost
+    (as one matcher over both name lists finds them, short of a name that only a mix of the two spells)."""
+
+    def __init__(self, dictionary: DictionaryMatcher, mentions: DictionaryMatcher) -> None:
+        self.dictionary = dictionary
+        self.mentions = mentions
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.dictionary or name in self.mentions
+
+    def find(self, text: str) -> list[Span]:
+        both = sorted([*self.dictionary.find(text), *self.mentions.find(text)], key=lambda s: (s.start, -s.end))
+        out: list[Span] = []
+        for span in both:
+            if not out or span.start >= out[-1].end:
+                out.append(span)
+        return out
 
 
 def token_features(token_starts: Sequence[int], spans: Sequence[Span]) -> array[int]:

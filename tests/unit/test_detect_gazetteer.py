@@ -188,3 +188,10 @@ def test_a_defined_short_form_is_tagged_wherever_it_recurs() -> None:
     ms = text.index("MS)")
     assert propagate_short_forms(text, [Span(ms, ms + 2, "MS")], "matcher", drop_undefined=True) == []
     assert propagate_short_forms(text, [Span(ms, ms + 2, "MS")], "tagger") == [Span(ms, ms + 2, "MS")]
+
+
+def test_a_fold_matcher_reads_both_name_lists_longest_leftmost() -> None:
+    [matcher] = cross_fitted_matchers(["breast cancer", "cancer risk"], [[], ["breast cancer risk"]], folds=2)[:1]
+    # Document 0's fold matcher holds the dictionary and document 1's mention.
+    text = "High breast cancer risk and cancer risk in breast cancer."
+    assert [s.text for s in matcher.find(text)] == ["breast cancer risk", "cancer risk", "breast cancer"]
