@@ -160,7 +160,7 @@ class DictionaryMatcher:
     def find(self, text: str) -> list[Span]:
         """Non-overlapping mentions of ``text``, sorted by start (source "matcher", score 1.0)."""
         if not text or not self._size:
-            return propagate_short_forms(text, [], MATCHER, drop_undefined=True) if text else []
+            return propagate_short_forms(text, [], MATCHER, drop_undefined=True, marks="covers") if text else []
         starts: list[int] = []  # character offsets of each kept word in the original text
         ends: list[int] = []
         parts: list[str] = []
@@ -201,7 +201,7 @@ class DictionaryMatcher:
             b = longest[a]
             spans.append(Span(starts[a], ends[b], text[starts[a] : ends[b]], MATCHER, 1.0))
             next_free = b + 1
-        return propagate_short_forms(text, spans, MATCHER, drop_undefined=True)
+        return propagate_short_forms(text, spans, MATCHER, drop_undefined=True, marks="covers")
 
     def find_many(self, texts: Sequence[str] | Iterable[str]) -> list[list[Span]]:
         return [self.find(t) for t in texts]

@@ -172,22 +172,36 @@ def test_without_names_the_tagger_reads_the_text_alone(tmp_path: Path) -> None:
 def test_a_defined_short_form_is_tagged_wherever_it_recurs() -> None:
     from linker.detect.short_forms import propagate_short_forms
 
-    text = ("Sinus-induced atrial tachyarrhythmia (SIAT) is rare. SIAT was seen twice; SIATs were not. "
-            "Mass spectrometry (MS) was used.")
-    # The tagger marked only the tail of the definition's long form: that marks it.
-    start = text.index("atrial")
-    spans = [Span(start, start + len("atrial tachyarrhythmia"), "atrial tachyarrhythmia", "tagger", 0.9)]
-    out = propagate_short_forms(text, spans, "tagger")
+    def span(text: str, part: str, source: str = "tagger", score: float = 1.0) -> Span:
+        at = text.index(part)
+        return Span(at, at + len(part), part, source, score)
+
+    text = ("Families with hereditary nonpolyposis colorectal cancer (HNPCC) were studied. HNPCC was seen twice; "
+            "HNPCCs were not. Mass spectrometry (MS) was used.")
+    # The span holds the long form whole ("nonpolyposis colorectal cancer"), with a word before it.
+    out = propagate_short_forms(text, [span(text, "hereditary nonpolyposis colorectal cancer", score=0.9)], "tagger")
     assert [(s.text, s.start) for s in out] == [
-        ("atrial tachyarrhythmia", start), ("SIAT", text.index("SIAT")), ("SIAT", text.index("SIAT was"))]
+        ("hereditary nonpolyposis colorectal cancer", text.index("hereditary")), ("HNPCC", text.index("HNPCC")),
+        ("HNPCC", text.index("HNPCC was"))]
     assert {s.score for s in out} == {0.9} and {s.source for s in out} == {"tagger"}
-    # A span inside the long form that does not reach its end does not mark it.
-    assert propagate_short_forms(text, [Span(start, start + 6, "atrial", "tagger")], "tagger") == [
-        Span(start, start + 6, "atrial", "tagger")]
+    # Only the tail of the long form: the short form names something larger than the mention ("deleted in
+    # colorectal cancer (DCC)" is a gene).
+    dcc = "The deleted in colorectal cancer (DCC) gene. DCC is lost."
+    assert [s.text for s in propagate_short_forms(dcc, [span(dcc, "colorectal cancer")], "tagger")] == [
+        "colorectal cancer"]
+    # A span running on past the long form: for the tagger the short form is a part of the mention; the
+    # dictionary matcher's rule ("covers") takes it.
+    g6pd = "Glucose-6-phosphate dehydrogenase (G6PD) deficiency. G6PD variants."
+    whole = [span(g6pd, "Glucose-6-phosphate dehydrogenase (G6PD) deficiency")]
+    assert propagate_short_forms(g6pd, whole, "tagger") == whole
+    assert "G6PD" in [s.text for s in propagate_short_forms(g6pd, whole, "matcher", marks="covers")]
     # The matcher's variant drops a span that is a short form defined as something no span marks.
-    ms = text.index("MS)")
-    assert propagate_short_forms(text, [Span(ms, ms + 2, "MS")], "matcher", drop_undefined=True) == []
-    assert propagate_short_forms(text, [Span(ms, ms + 2, "MS")], "tagger") == [Span(ms, ms + 2, "MS")]
+    ms = span(text, "MS", "matcher")
+    assert propagate_short_forms(text, [ms], "matcher", drop_undefined=True, marks="covers") == []
+    assert propagate_short_forms(text, [ms], "tagger") == [ms]
+    with pytest.raises(ValueError, match="marks"):
+        propagate_short_forms(text, [], "tagger", marks="ends")
+
 
 
 def test_a_fold_matcher_reads_both_name_lists_longest_leftmost() -> None:

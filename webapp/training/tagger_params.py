@@ -3,7 +3,7 @@
 The tagger (:mod:`linker.methods.tagger`) fine-tunes the project's transformer as a BIO token classifier on the
 run's spans (:mod:`webapp.training.tagger_inputs`). Its params are the scalar fields of
 :class:`linker.methods.tagger.TaggerRecipeConfig` (epochs, lr, batch_size, max_length, stride, warmup,
-weight_decay, num_threads, seed, max_documents: 0 or null for all), read from the dataclass so that a field the linker adds is a
+weight_decay, num_threads, seed, max_documents: 0 or null for all; dictionary_features and gazetteer_folds), read from the dataclass so that a field the linker adds is a
 param at once, plus the run's own: ``mention_types`` (the types it learns to find, e.g. ``["Disease"]``; empty:
 every type), ``device`` and the tests' ``step_delay_s``. The linker's own checks (its ``__post_init__``) run when
 a run is queued, so a bad value is refused with its name then, not a failed run later.
@@ -26,7 +26,7 @@ _RUN_OPTIONS: dict[str, Any] = {
     "device": "",  # empty: cuda if the worker has one, else cpu
     "step_delay_s": 0.0,  # sleep in every progress report (tests); keep 0
 }
-WHOLE = ("epochs", "batch_size", "max_length", "stride", "max_documents", "num_threads", "seed")
+WHOLE = ("epochs", "batch_size", "max_length", "stride", "max_documents", "num_threads", "seed", "gazetteer_folds")
 MAX_TYPE_CHARS = 64  # Mention.mention_type's length
 
 
