@@ -12,7 +12,7 @@ from webapp.training.errors import RunError
 from webapp.training.models import DetectorVersion, TrainingRun
 from webapp.training.params import clean_params, default_params
 from webapp.training.runs import start_run
-from webapp.vocab.models import Concept, Dictionary, DictionaryVersion
+from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
 DOCS = [
     ("1", "Patients with asthma and hypertension were enrolled.", ["asthma", "hypertension"]),
@@ -30,7 +30,10 @@ TINY = {"method": "tagger", "epochs": 1, "max_length": 64, "stride": 16, "batch_
 def _dictionary() -> Dictionary:
     dictionary = Dictionary.objects.create(slug="tags", title="Tags")
     version = DictionaryVersion.objects.create(dictionary=dictionary, release="1", source_format="obo", checksum="t" * 64)
-    Concept.objects.create(version=version, concept_id="T:1", preferred_name="Disease")
+    concept = Concept.objects.create(version=version, concept_id="T:1", preferred_name="Disease")
+    # The dictionary's own names: the tagger reads their matches as features.
+    for name in ("Asthma", "Diabetes mellitus", "Heart failure"):
+        Name.objects.create(concept=concept, text=name, normalized=name.lower())
     return dictionary
 
 
@@ -166,6 +169,9 @@ def test_a_tagger_run_makes_a_ready_detector_that_finds_spans_once_activated(  #
     activate_detector(detector.pk, admin)
     active = get_active_tagger("tags")
     assert active is not None and active.label == detector.label and active.mention_types == ("Disease",)
+    # It reads dictionary features: the release's names plus the training mentions' texts.
+    assert "dictionary features: 3 dictionary names" in run.log_tail
+    assert active.tagger.gazetteer is not None and "Heart failure" in active.tagger.gazetteer.names
     text = "Asthma and obesity were seen."
     [spans] = active.tagger.predict([text])
     assert all(text[s.start:s.end] == s.text and s.source == "tagger" for s in spans)
