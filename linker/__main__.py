@@ -348,7 +348,7 @@ def detect_main(
         matched = matcher.find_many(texts) if matcher is not None else None
         for i, (doc_id, _) in enumerate(docs):
             if tagged is not None and matched is not None:
-                found = merge(matched[i], tagged[i], rule)
+                found = merge(matched[i], tagged[i], rule, tagger_knows=model.knows if model is not None else None)
             else:
                 found = (tagged if tagged is not None else matched or [[]])[i]
             output.write(json.dumps({"id": doc_id, "file": str(path), "spans": [s._asdict() for s in found]}) + "\n")

@@ -12,6 +12,13 @@ overlaps no span already kept:
 - ``union-longest``: where spans of the two detectors overlap, the longer is kept, the tagger's on a tie;
   spans that overlap nothing are all kept.
 
+A tagger that reads dictionary features (:mod:`linker.detect.gazetteer`) has already weighed every match of the
+names it was trained with, and left out those its corpus does not annotate. Given ``tagger_knows`` (the
+tagger's :meth:`~linker.detect.tagger.Tagger.knows`), a matcher span of such a name is therefore kept only where
+the tagger found the same span (as ``both``); matcher spans of names new to the tagger (curator synonyms added
+since it was trained) are merged by the rule as before. Adding the known names' spans back lowered exact-span F1
+on NCBI dev from 0.852 to 0.826 (bench/RESULTS.md, "mention detection").
+
 Each detector's own spans are expected not to overlap one another (both detectors guarantee it); were they
 to, the same order resolves them (longer first, then leftmost), so the output never overlaps. The output is
 sorted by (start, end).
@@ -19,7 +26,7 @@ sorted by (start, end).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from linker.detect.spans import BOTH, Span
 
@@ -30,8 +37,12 @@ RULES = ("tagger-first", "matcher-first", "union-longest")
 _SIDE_RANK = {"tagger-first": (1, 2), "matcher-first": (2, 1)}
 
 
-def merge(matcher_spans: Sequence[Span], tagger_spans: Sequence[Span], rule: str = "tagger-first") -> list[Span]:
-    """One non-overlapping list of the two detectors' spans of a text, merged by ``rule`` (see the module)."""
+def merge(
+    matcher_spans: Sequence[Span], tagger_spans: Sequence[Span], rule: str = "tagger-first",
+    tagger_knows: Callable[[str], bool] | None = None,
+) -> list[Span]:
+    """One non-overlapping list of the two detectors' spans of a text, merged by ``rule``; with ``tagger_knows``,
+    matcher spans of names the tagger knew only where it found them too (see the module)."""
     if rule not in RULES:
         raise ValueError(f"unknown merge rule {rule!r}; expected one of {', '.join(RULES)}")
     tagged = {(s.start, s.end) for s in tagger_spans}
@@ -40,7 +51,8 @@ def merge(matcher_spans: Sequence[Span], tagger_spans: Sequence[Span], rule: str
     candidates: list[tuple[Span, int]] = [
         (Span(s.start, s.end, s.text, BOTH, s.score) if (s.start, s.end) in matched else s, 0) for s in tagger_spans
     ]
-    candidates.extend((s, 1) for s in matcher_spans if (s.start, s.end) not in tagged)
+    candidates.extend((s, 1) for s in matcher_spans
+                      if (s.start, s.end) not in tagged and not (tagger_knows is not None and tagger_knows(s.text)))
 
     def order(candidate: tuple[Span, int]) -> tuple[int, int, int]:
         span, side = candidate

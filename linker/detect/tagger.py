@@ -251,6 +251,11 @@ class Tagger:
     def labels(self) -> tuple[str, ...]:
         return LABELS
 
+    def knows(self, name: str) -> bool:
+        """Whether ``name`` is one the tagger read as a dictionary feature (False without features): its matches
+        were weighed in training, see :func:`linker.detect.merge.merge`."""
+        return self.gazetteer is not None and name in self.gazetteer.matcher
+
     def parameters(self) -> list[torch.nn.Parameter]:
         """Everything training updates: the model's weights and the dictionary feature vectors."""
         extra = list(self.feature_embedding.parameters()) if self.feature_embedding is not None else []

@@ -126,6 +126,7 @@ def test_it_reads_the_features_of_its_own_gazetteer(trained: tuple[Path, dict]) 
     enc = tagger.encode("Gastric lymphoma was seen.")
     # "gastric" begins the match, the subtokens of "lymphoma" continue it, "was seen ." are outside.
     assert enc.feats[0] == FEATURE_B and FEATURE_I in enc.feats[1:-3] and set(enc.feats[-3:]) == {FEATURE_O}
+    assert tagger.knows("Gastric Lymphoma") and tagger.knows("Huntington disease") and not tagger.knows("asthma")
     # Matches given by the caller (training's cross-fitted ones) replace the gazetteer's.
     assert set(tagger.encode("Gastric lymphoma was seen.", matches=[]).feats) == {FEATURE_O}
     found = tagger.predict([text for text, _ in SENTENCES])
@@ -166,7 +167,8 @@ def test_without_names_the_tagger_reads_the_text_alone(tmp_path: Path) -> None:
                                 dictionary_features=False)
     folder, report = train("tagger", inputs, config)
     assert report["dictionary_features"] is None and not (folder / "gazetteer.txt.gz").exists()
-    assert Tagger.load(folder, "cpu").feature_embedding is None
+    plain = Tagger.load(folder, "cpu")
+    assert plain.feature_embedding is None and not plain.knows("diabetes")
 
 
 def test_a_defined_short_form_is_tagged_wherever_it_recurs() -> None:

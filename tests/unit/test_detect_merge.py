@@ -46,6 +46,23 @@ def test_tagger_first_keeps_every_tagger_span_and_fills_in_from_the_matcher() ->
     ]
 
 
+def test_a_feature_reading_tagger_keeps_matcher_spans_of_names_it_knew_only_where_it_found_them() -> None:
+    # The tagger read "breast cancer" and "ALL" as dictionary features and decided against "ALL" here;
+    # "liver injury" is a name added since (new to it), so the dictionary still fills it in where it is free.
+    knows = {"breast cancer", "ALL", "hamartomas"}.__contains__
+    assert merge(MATCHER, TAGGER, "tagger-first", tagger_knows=knows) == [
+        at("renal hamartomas", "tagger", 0.9),
+        at("breast cancer", "both", 0.8),
+        at("injury", "tagger", 0.6),
+        at("heart valve", "tagger", 0.7),
+        at("lupus", "tagger", 0.5),
+    ]
+    free = "liver injury in ALL"
+    matched = [Span(0, 12, "liver injury", "matcher"), Span(16, 19, "ALL", "matcher")]
+    assert merge(matched, [], "tagger-first", tagger_knows=knows) == [Span(0, 12, "liver injury", "matcher")]
+    assert free[0:12] == "liver injury"
+
+
 def test_matcher_first_is_the_mirror_image() -> None:
     assert merge(MATCHER, TAGGER, "matcher-first") == [
         at("hamartomas", "matcher"),

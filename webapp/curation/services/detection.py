@@ -8,10 +8,8 @@ document writer queued (:mod:`webapp.corpus.detection`). Per document:
 2. the collection's detectors run (``Collection.detection``): the dictionary matcher over the names of the
    dictionary's active index (the one door, :func:`webapp.training.registry.get_active_linker`, as
    ``POST /api/link`` uses it), the dictionary's active tagger (:func:`active_tagger`), or both, merged by
-   :func:`linker.detect.merge.merge` with the tagger-first rule. A tagger that reads dictionary features has
-   already weighed every match of the names it was trained with (and left out those its corpus does not
-   annotate): of the matcher's spans only those whose name it never knew (a curator synonym added since) are
-   merged in. Adding them all back lowered exact-span F1 on NCBI dev from 0.852 to 0.826 (bench/RESULTS.md);
+   :func:`linker.detect.merge.merge` with the tagger-first rule (for a tagger that reads dictionary features, only
+   the matcher's spans of names new to it are merged in: see that module);
 3. the mentions are written in one transaction (source ``detector``, which detector, its version): mentions a
    curator made or decided are kept, and a span overlapping one of them is left out; undecided detector mentions
    of an earlier run are replaced (the same span is kept as it is, so the suggestions it has stay);
@@ -140,11 +138,9 @@ def find_spans(text: str, detectors: Detectors) -> list[Span]:
     tagged = tagger.predict([text])[0]  # source "tagger"
     if not detectors.use_matcher:
         return tagged
-    if tagger.gazetteer is not None:  # it read these names as features: only names new to it are added
-        matched = [s for s in matched if s.text not in tagger.gazetteer.matcher]
     from linker.detect.merge import merge
 
-    return list(merge(matched, tagged, rule=MERGE_RULE))
+    return list(merge(matched, tagged, rule=MERGE_RULE, tagger_knows=tagger.knows))
 
 
 # --- the task's service ---------------------------------------------------------------------------------------
