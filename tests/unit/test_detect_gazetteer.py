@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from linker.data import GoldMention, PubTatorDocument
 from linker.detect.gazetteer import (
     FEATURE_B,
     FEATURE_I,
@@ -21,6 +20,7 @@ from linker.detect.gazetteer import (
 )
 from linker.detect.spans import Span
 from linker.detect.tagger import Tagger, viterbi_bio
+from tests.unit.test_detect_tagger import DOCS, SENTENCES
 
 
 def test_token_features_mark_the_first_and_later_tokens_of_each_match() -> None:
@@ -72,22 +72,7 @@ def test_viterbi_never_opens_a_mention_with_inside() -> None:
     assert list(viterbi_bio(probs)) == [b, i, o]
 
 
-SENTENCES = [
-    ("Breast cancer is common in women.", ["Breast cancer"]),
-    ("Patients with diabetes were enrolled.", ["diabetes"]),
-    ("Huntington disease is inherited.", ["Huntington disease"]),
-    ("We studied ovarian cancer and diabetes in mice.", ["ovarian cancer", "diabetes"]),
-    ("The gene was sequenced in all samples.", []),
-    ("Colorectal cancer risk rises with age.", ["Colorectal cancer"]),
-    ("No effect was seen on the enzyme.", []),
-    ("Multiple myeloma responded to the drug.", ["Multiple myeloma"]),
-]
 NAMES = ["breast cancer", "diabetes", "colorectal cancer", "Multiple Myeloma", "gastric lymphoma"]
-
-
-def _doc(i: int, text: str, mentions: list[str]) -> PubTatorDocument:
-    gold = tuple(GoldMention(text.index(m), text.index(m) + len(m), m, "Disease", "D1", (("D1",),)) for m in mentions)
-    return PubTatorDocument(pmid=str(i), title=text, abstract="", mentions=gold)
 
 
 @pytest.fixture(scope="module")
@@ -99,9 +84,8 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:  # t
 
     torch.set_num_threads(2)
     out = tmp_path_factory.mktemp("gazetteer-tagger") / "tagger"
-    docs = [_doc(i, text, mentions) for i, (text, mentions) in enumerate(SENTENCES)]
-    inputs = TrainingInputs(table=NameTable(), pairs=(), concept_counts={}, out=out, documents=docs,
-                            dev_documents=docs[:4], mention_types=frozenset({"Disease"}), names=NAMES)
+    inputs = TrainingInputs(table=NameTable(), pairs=(), concept_counts={}, out=out, documents=DOCS,
+                            dev_documents=DOCS[:4], mention_types=frozenset({"Disease"}), names=NAMES)
     config = TaggerRecipeConfig(epochs=12, lr=3e-4, batch_size=4, max_length=32, stride=8, warmup=0.0, device="cpu",
                                 gazetteer_folds=2)
     return train("tagger", inputs, config)
@@ -160,8 +144,7 @@ def test_without_names_the_tagger_reads_the_text_alone(tmp_path: Path) -> None:
     from linker.dictionary import NameTable
     from linker.recipe import TaggerRecipeConfig, TrainingInputs, train
 
-    docs = [_doc(i, text, mentions) for i, (text, mentions) in enumerate(SENTENCES[:2])]
-    inputs = TrainingInputs(table=NameTable(), pairs=(), concept_counts={}, out=tmp_path / "plain", documents=docs,
+    inputs = TrainingInputs(table=NameTable(), pairs=(), concept_counts={}, out=tmp_path / "plain", documents=DOCS[:2],
                             names=NAMES)
     config = TaggerRecipeConfig(epochs=1, batch_size=2, max_length=32, stride=8, device="cpu",
                                 dictionary_features=False)
