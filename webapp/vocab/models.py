@@ -147,6 +147,28 @@ class Name(models.Model):
         return self.text
 
 
+class Term(models.Model):
+    """A word of a version's normalised names, with the number of names it occurs in: concept search's spelling
+    correction looks a typed word up here (tens of thousands of rows) instead of ranking millions of names by
+    trigram similarity (:mod:`webapp.vocab.spelling`).
+
+    Kept by database triggers on ``vocab_name`` (migration 0005), not by the code that writes names: COPY
+    imports, curator synonyms, release carry-overs, undo and deletions all pass through them, so no path can
+    leave the words behind. A term whose names are all gone stays with ``names = 0`` and is not offered.
+    """
+
+    version = models.ForeignKey(DictionaryVersion, on_delete=models.CASCADE, related_name="terms")
+    term = models.TextField()
+    names = models.IntegerField(default=0, help_text="Names of the version this word occurs in.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["version", "term"], name="unique_term_per_version")]
+        indexes = [GinIndex(fields=["term"], name="term_trgm", opclasses=["gin_trgm_ops"])]
+
+    def __str__(self) -> str:
+        return self.term
+
+
 class HierarchyEdge(models.Model):
     version = models.ForeignKey(DictionaryVersion, on_delete=models.CASCADE, related_name="edges")
     child = models.ForeignKey(Concept, on_delete=models.CASCADE, related_name="parent_edges")
