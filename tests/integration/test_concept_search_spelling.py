@@ -4,10 +4,11 @@ pays."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from linker.text import normalize
 from webapp.vocab import selectors, spelling
@@ -87,6 +88,20 @@ def test_an_imported_dictionary_has_its_words(db, tmp_path: Path) -> None:  # ty
     import_dictionary(path, dictionary_slug="medic-words", fmt="medic")
     version = Dictionary.objects.get(slug="medic-words").latest_version()
     assert {"optic": 3, "neuropathy": 2, "nerve": 1, "disease": 1, "lipoma": 1, "lipomas": 1}.items() <= _terms(version).items()
+
+
+def test_an_imported_umls_release_has_its_words_and_later_names_count_theirs(db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    release = Path(shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "umls" / "2099AA", tmp_path / "2099AA"))
+    with transaction.atomic():
+        import_dictionary(release, dictionary_slug="umls-words")
+        version = Dictionary.objects.get(slug="umls-words").latest_version()
+        words = {normalize(w) for text in Name.objects.filter(concept__version=version).values_list("normalized", flat=True)
+                 for w in text.split()}
+        assert set(_terms(version)) == words
+        # The import's deferral ended with it: a name added afterwards, in the same transaction, counts its words.
+        concept = Concept.objects.filter(version=version).first()
+        Name.objects.create(concept=concept, text="zebra stripe", normalized="zebra stripe")
+        assert _terms(version)["zebra"] == 1
 
 
 @pytest.mark.parametrize(("typed", "corrected"), [

@@ -40,6 +40,7 @@ from webapp.core.inputs import check_label, input_path
 from webapp.vocab.copy import copy_rows, max_length
 from webapp.vocab.import_steps import analyze_vocab, existing_version, locked_dictionary, report_existing
 from webapp.vocab.models import Dictionary, DictionaryVersion
+from webapp.vocab.terms import defer_terms, write_terms
 from webapp.vocab.version_writer import MEDIC_SLIM_VOCABULARY, ImportReport, VersionWriter
 
 __all__ = [
@@ -123,6 +124,7 @@ def import_dictionary(
             imported_by=user if getattr(user, "pk", None) else None,
         )
         writer = VersionWriter(version, path, fmt)
+        defer_terms()
         records = iter_dictionary(path, fmt, include_obsolete=include_obsolete)
         if fmt == "dnorm":  # bare MeSH ids, stored as every other MEDIC release names them
             records = map(namespaced, records)
@@ -135,6 +137,7 @@ def import_dictionary(
             what = "no [Term] stanza, or only obsolete ones" if fmt == "obo" else "only header or comment lines"
             raise ValueError(f"{path}: no concepts: the file holds {what} (a download cut short?); nothing imported")
         writer.finish()
+        write_terms(version)
         version.concept_count = writer.report.concepts
         version.name_count = writer.report.names
         version.edge_count = writer.report.edges

@@ -43,6 +43,7 @@ from linker.umls import (
 from webapp.vocab.copy import copy_into, max_length
 from webapp.vocab.import_steps import analyze_vocab, existing_version, locked_dictionary, report_existing
 from webapp.vocab.models import Concept, DictionaryVersion, HierarchyEdge, KnownType, KnownTypeVocabulary
+from webapp.vocab.terms import defer_terms, write_terms
 from webapp.vocab.version_writer import IS_A, ImportReport, VersionWriter
 
 __all__ = ["UMLS_TYPE_VOCABULARY", "import_umls", "parse_list"]
@@ -101,6 +102,7 @@ def import_umls(
             checksum=checksum, imported_by=user if getattr(user, "pk", None) else None,
         )
         writer = VersionWriter(version, Path(umls.where(MRCONSO)), "umls", keep_ids=False)
+        defer_terms()
         stage = _Staging()
         _write_concepts(umls, keep, writer, stage if use_mrhier else None, progress)
         if not writer.report.concepts:
@@ -112,6 +114,7 @@ def import_umls(
         if use_mrhier or umls.has(MRREL):
             _write_hierarchy(umls, version, stage, writer, keep, hierarchy, use_mrhier)
         stage.drop()
+        write_terms(version)
         version.concept_count, version.name_count, version.edge_count = report.concepts, report.names, report.edges
         version.save(update_fields=["concept_count", "name_count", "edge_count"])
         if dictionary.versions.exclude(pk=version.pk).exists():

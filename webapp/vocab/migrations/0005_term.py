@@ -1,7 +1,8 @@
 """Concept search's word list (webapp.vocab.models.Term), kept by triggers on vocab_name and filled from the names
 already stored.
 
-Statement-level triggers with transition tables: a COPY of 5,000 names updates the counts once, not 5,000 times.
+Statement-level triggers with transition tables: a COPY of 5,000 names updates the counts once, not 5,000 times;
+a dictionary import defers its own (the setting vocab.terms_deferred) and writes them once at the end.
 Words are the normalised name split on whitespace, counted once per name (webapp.vocab.spelling splits queries
 the same way).
 """
@@ -35,6 +36,11 @@ _REMOVE = """
 FORWARD = f"""
 CREATE FUNCTION vocab_terms_names_added() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    -- A dictionary import writes its version's words once at the end (webapp.vocab.terms): counting them per
+    -- COPY batch updated each common word hundreds of times and made the 3M-name import 60 % slower.
+    IF current_setting('vocab.terms_deferred', true) = 'on' THEN
+        RETURN NULL;
+    END IF;
     {_ADD.format(words=_WORDS_OF.format(rows="new_names"))}
     RETURN NULL;
 END $$;
