@@ -32,6 +32,7 @@ from webapp.vocab.releases import (
 from webapp.vocab.selectors import (
     MIN_QUERY_LENGTH,
     dictionary_summaries,
+    first_by_id,
     name_counts,
     search_concepts,
     version_counts,
@@ -120,7 +121,7 @@ def concept_detail(request: HttpRequest, slug: str, concept_id: str) -> HttpResp
     if concept is None:
         # An alternative id (a merged or secondary id) leads to the concept that carries it; MEDIC lists
         # some alternative ids under more than one concept, so the first by id is taken.
-        carrier = Concept.objects.filter(version=version, alt_ids__contains=[concept_id]).order_by("concept_id").first()
+        carrier = first_by_id(Concept.objects.filter(version=version, alt_ids__contains=[concept_id]))
         if carrier is None:
             raise Http404(f"{concept_id} is not a concept of {dictionary.slug} {version.release}")
         return redirect(concept_url(carrier))

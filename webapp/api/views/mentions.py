@@ -29,6 +29,7 @@ from webapp.curation.models import Decision
 from webapp.curation.services.decisions import Conflict, CurationError, decide
 from webapp.projects.access import check_decide, visible_collections
 from webapp.vocab.models import Concept, Dictionary
+from webapp.vocab.selectors import first_by_id
 
 
 class MentionViewSet(RejectNulMixin, viewsets.ReadOnlyModelViewSet):
@@ -93,7 +94,7 @@ def _decision_concept(mention: Mention, concept_id: str, dictionary_slug: str | 
         raise ValidationError({"dictionary": [f"no imported dictionary {slug!r}"]})
     concept = (
         Concept.objects.filter(version=version, concept_id__in=variants).first()
-        or Concept.objects.filter(version=version, alt_ids__overlap=variants).order_by("concept_id").first()
+        or first_by_id(Concept.objects.filter(version=version, alt_ids__overlap=variants))
     )
     if concept is None:
         raise ValidationError({"concept_id": [f"no concept {concept_id!r} in {slug} release {version.release}"]})
