@@ -187,7 +187,7 @@ class SparseEncoder:
 
         def work(i: int) -> None:
             lo, hi = bounds[i], bounds[i + 1]
-            out[lo:hi] = names[lo:hi] @ qd
+            out[lo:hi] = _row_block(names, lo, hi) @ qd
 
         if threads == 1:
             work(0)
@@ -302,3 +302,17 @@ class SparseEncoder:
         elif names_path.exists():
             enc._set_matrix(sp.load_npz(names_path).tocsr().astype(np.float32))
         return enc
+
+
+def _row_block(matrix: sp.csr_matrix, lo: int, hi: int) -> sp.csr_matrix:
+    """Rows ``lo:hi`` of a CSR matrix sharing its data and indices: ``matrix[lo:hi]`` copies them (for the whole
+    matrix of MEDIC's 74K names, 6.5 ms of a 65 ms candidate panel). The arrays are set on an empty matrix because
+    the constructor copies a view of less than half its array (scipy's ``_prune_array``)."""
+    if lo == 0 and hi == matrix.shape[0]:
+        return matrix
+    start, end = int(matrix.indptr[lo]), int(matrix.indptr[hi])
+    block = sp.csr_matrix((hi - lo, matrix.shape[1]), dtype=matrix.dtype)
+    block.data = matrix.data[start:end]
+    block.indices = matrix.indices[start:end]
+    block.indptr = matrix.indptr[lo : hi + 1] - matrix.indptr.dtype.type(start)
+    return block

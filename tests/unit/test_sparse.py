@@ -6,8 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
-from linker.sparse import SparseEncoder
+from linker.sparse import SparseEncoder, _row_block
 
 # (normalised name, concept id), as a NameTable would hold them.
 NAMES = [
@@ -71,6 +72,26 @@ def test_top_k_matches_brute_force_on_many_names() -> None:
     expected = -np.sort(-full, axis=1)[:, :5]
     np.testing.assert_allclose(scores, expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.take_along_axis(full, idx, axis=1), scores, rtol=1e-5, atol=1e-6)
+
+
+def test_row_blocks_share_the_matrix_and_equal_its_slices() -> None:
+    matrix = sp.random(500, 40, density=0.1, format="csr", dtype=np.float32, random_state=1)
+    for lo, hi in [(0, 500), (0, 128), (128, 384), (384, 500), (7, 7)]:
+        block = _row_block(matrix, lo, hi)
+        assert (block != matrix[lo:hi]).nnz == 0 and block.shape == (hi - lo, 40)
+        if hi > lo:
+            assert np.shares_memory(block.data, matrix.data)
+
+
+def test_top_k_in_row_blocks_on_threads_matches_one_block() -> None:
+    # 20,000 names or more are scored in row blocks on threads (the panel's one query on MEDIC-size dictionaries).
+    rng = np.random.default_rng(1)
+    letters = list("abcdefgh ")
+    names = ["".join(rng.choice(letters, size=rng.integers(5, 15))) for _ in range(21000)]
+    threaded = SparseEncoder(n_threads=2).fit(names)
+    single = SparseEncoder(n_threads=1).fit(names)
+    queries = names[:5] + ["abc def"]
+    np.testing.assert_array_equal(threaded.top_k(queries, k=7)[1], single.top_k(queries, k=7)[1])
 
 
 def test_k_larger_than_dictionary_shrinks(encoder: SparseEncoder) -> None:
