@@ -306,7 +306,7 @@ class SparseEncoder:
 
 def _row_block(matrix: sp.csr_matrix, lo: int, hi: int) -> sp.csr_matrix:
     """Rows ``lo:hi`` of a CSR matrix sharing its data and indices: ``matrix[lo:hi]`` copies them (for the whole
-    matrix of MEDIC's 74K names, 6.5 ms of a 65 ms candidate panel). The arrays are set on an empty matrix because
+    matrix of MEDIC's 78K names, 2 of 4 ms a query). The arrays are set on an empty matrix because
     the constructor copies a view of less than half its array (scipy's ``_prune_array``)."""
     if lo == 0 and hi == matrix.shape[0]:
         return matrix
