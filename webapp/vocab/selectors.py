@@ -137,16 +137,20 @@ def search_concepts(
         return list(hits.values())
     names = _names_of(versions, within)
     for found in _name_tiers(versions, names, q, limit * 4):
-        for name in found:
-            hits.setdefault(name.concept_id, ConceptHit(name.concept, name.text))
-            if len(hits) >= limit:
-                return list(hits.values())
+        if _take(hits, found, limit):
+            return list(hits.values())
     if not hits:
-        for name in _similar_tier(names, q, limit * 4):
-            hits.setdefault(name.concept_id, ConceptHit(name.concept, name.text))
-            if len(hits) >= limit:
-                break
+        _take(hits, _similar_tier(names, q, limit * 4), limit)
     return list(hits.values())
+
+
+def _take(hits: dict[int, ConceptHit], names: list[Name], limit: int) -> bool:
+    """Add each new concept of ``names`` to ``hits`` (its first name is the match) until ``limit``: full or not."""
+    for name in names:
+        hits.setdefault(name.concept_id, ConceptHit(name.concept, name.text))
+        if len(hits) >= limit:
+            return True
+    return False
 
 
 def first_by_id(concepts: QuerySet[Concept]) -> Concept | None:
@@ -186,9 +190,9 @@ def _name_tiers(versions: list[DictionaryVersion], names: QuerySet[Name], q: str
     for corrected in fixed:
         yield _prefix_tier(names, corrected, rows)
         yield _word_start_tier(names, corrected, rows)
-    words = (fixed[0] if fixed else q).split()
-    if len([w for w in words if len(w) >= spelling.MIN_WORD and w not in STOP_WORDS]) > 1:
-        yield _every_word_tier(names, words, rows)
+    required = [w for w in (fixed[0] if fixed else q).split() if len(w) >= spelling.MIN_WORD and w not in STOP_WORDS]
+    if len(required) > 1:  # "excretion of proteins" finds "protein excretion"
+        yield _every_word_tier(names, required, rows)
 
 
 def _similar_tier(names: QuerySet[Name], q: str, rows: int) -> list[Name]:
@@ -210,8 +214,6 @@ def _every_word_tier(names: QuerySet[Name], words: Sequence[str], rows: int) -> 
     """Names holding a word starting with each of ``words``, in any order and with others between ("cleft lip
     and palate" for "cleft palate", "abnormalities of the cerebral cortex" for "cerebral abnormalities")."""
     for word in words:
-        if len(word) < spelling.MIN_WORD or word in STOP_WORDS:
-            continue  # "excretion of proteins" finds "protein excretion"
         stem = word[:-1] if len(word) > 3 and word.endswith("s") else word  # "proteins" finds "protein" too
         names = names.filter(normalized__regex=rf"(^| ){re.escape(stem)}")
     return _as_names(names, list(names.order_by(*_SHORTEST).values_list(*_LIGHT)[:rows]))

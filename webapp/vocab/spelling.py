@@ -93,10 +93,9 @@ def _mend_boundaries(words: Sequence[str], shifted: dict[tuple[int, int], tuple[
     word ("ilp and" is "lip and", not "il pand")."""
     out = list(words)
     for (i, _), (a, b) in shifted.items():
-        unknown = [w not in known and len(w) >= MIN_WORD for w in (out[i], out[i + 1])]
-        if out[i] + out[i + 1] == a + b and a in known and b in known and \
-                all(u or len(w) < MIN_WORD for u, w in zip(unknown, (out[i], out[i + 1]), strict=True)) and \
-                any(w not in known for w in (out[i], out[i + 1])):
+        pair = (out[i], out[i + 1])
+        if "".join(pair) == a + b and a in known and b in known \
+                and all(w not in known or len(w) < MIN_WORD for w in pair) and any(w not in known for w in pair):
             out[i], out[i + 1] = a, b
     return out
 
