@@ -318,7 +318,7 @@ def train_reranker(
             best.epoch += 1
         if dev_data is not None:
             metrics = evaluate_reranking(reranker, dev_data)
-            out |= {"dev_" + k: v for k, v in metrics.items() if k in ("reranked_acc@1", "reranked_map")}
+            out |= {"dev_" + k: v for k, v in metrics.items() if k in ("reranked_acc@1", "reranked_p@1", "reranked_map")}
         return out
 
     epoch_metrics()  # epoch 0: the initial state, which ranks as the retriever does

@@ -92,6 +92,8 @@ def test_training_lowers_the_loss_and_writes_a_linker_with_a_reranker(trained) -
     assert (folder / "rerank" / "model.pt").exists() and (folder / "config.json").exists()
     assert report["known_types"] == 3
     assert report["dev"]["reranked_acc@1"] >= report["dev"]["retriever_acc@1"]
+    # Each epoch scores dev by the LATTE protocol too (what bench/rerank_ablation.py reports per variant).
+    assert all({"dev_reranked_acc@1", "dev_reranked_p@1", "dev_reranked_map"} <= set(e) for e in report["latte"])
     latent = json.loads((folder / "rerank" / "latent_types.json").read_text())
     assert len(latent) == 16 and all(t["typical_names"] for t in latent)  # every latent type is described
     assert sum(t["count"] for t in latent) == len(TYPES)  # each concept's preferred name has one best type
