@@ -97,12 +97,19 @@ class LatteModel(nn.Module):
         # what improves on it: initialised at random, the network first unlearned the retriever (NCBI dev
         # Acc@1 0.84 after one epoch against the retriever's 0.90) and never quite recovered.
         self.features = nn.Linear(N_RETRIEVER_FEATURES, 1)
+        self.w_f = nn.Parameter(torch.tensor(0.0))
+        self.w_g = nn.Parameter(torch.tensor(0.0))
+        self.rank_as_retriever()
+
+    def rank_as_retriever(self) -> None:
+        """Set the scoring layer to the retriever's own order (the inverse-rank feature alone, f and g weighted
+        0), leaving the encoders and the type heads as they are."""
         with torch.no_grad():
             self.features.weight.zero_()
             self.features.bias.zero_()
             self.features.weight[0, INVERSE_RANK_FEATURE] = 2.0
-        self.w_f = nn.Parameter(torch.tensor(0.0))
-        self.w_g = nn.Parameter(torch.tensor(0.0))
+            self.w_f.zero_()
+            self.w_g.zero_()
 
     def encode(self, states: torch.Tensor, mask: torch.Tensor, flags: torch.Tensor) -> torch.Tensor:
         x = self.project(states) + self.flags(flags)

@@ -68,6 +68,27 @@ def test_the_model_scores_every_candidate_and_types_both_sides() -> None:
     assert ((out.type_similarity >= -1e-5) & (out.type_similarity <= 1 + 1e-5)).all()
 
 
+def test_ranking_as_the_retriever_keeps_the_trained_type_heads() -> None:
+    """What serves when no epoch beat the retriever on the held-out fold: the retriever's order, with the
+    trained network's types (epoch 0's untrained heads put every known type near 50 %)."""
+    torch.manual_seed(0)
+    model = LatteModel(LatteConfig(input_dim=16, hidden=8, latent_types=32, known_types=3)).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p))  # as if trained
+    known_before = [p.clone() for p in model.known.parameters()]  # type: ignore[union-attr]
+    model.rank_as_retriever()
+    b, c = 2, 4
+    mention = (torch.randn(b, 7, 16), torch.ones(b, 7, dtype=torch.bool), torch.full((b, 7), 2))
+    candidates = (torch.randn(b * c, 5, 16), torch.ones(b * c, 5, dtype=torch.bool), torch.full((b * c, 5), 2))
+    features = torch.randn(b, c, 8)
+    features[:, :, 5] = 1.0 / torch.arange(1, c + 1)  # the inverse rank
+    with torch.no_grad():
+        out = model(mention, candidates, features)
+    assert (out.score.argsort(dim=1, descending=True) == torch.arange(c)).all()
+    assert all(torch.equal(a, p) for a, p in zip(known_before, model.known.parameters(), strict=True))  # type: ignore[union-attr]
+
+
 @pytest.fixture(scope="module")
 def trained(minilm, tiny_table: NameTable, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """A tiny base linker and a LATTE artifact trained over it through the recipe."""
