@@ -326,7 +326,7 @@ def train_reranker(
     history = Trainer(cfg, device=device or "cpu", checkpoint_dir=checkpoint_dir, on_step=on_step,
                       on_epoch_end=on_epoch_end, phase="latte").fit(task)
     model.to("cpu").eval()
-    if best.state is not None and best.chosen == 0 and cfg.epochs > 0:
+    if best.state is not None and best.chosen == 0:
         # No epoch ranked the held-out fold better than the retriever. Epoch 0's weights would serve that
         # order, but with untrained type heads: every known type near 50 % and false type conflicts in the
         # panel. So the trained network stays for the types and only its scoring layer returns to the
