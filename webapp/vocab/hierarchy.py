@@ -15,11 +15,14 @@ from webapp.vocab.models import Concept, HierarchyEdge
 
 MAX_PATHS = 12
 
+# Each step looks its edges up by index (LATERAL ... OFFSET 0 is not flattened into a join): as a plain join the
+# planner hash-joins a sequential scan of every edge at each level (webapp.curation.lineage measured 50 ms vs 2).
 _ANCESTOR_EDGES_SQL = """
 WITH RECURSIVE up(child_id, parent_id) AS (
     SELECT child_id, parent_id FROM {table} WHERE child_id = %s
     UNION
-    SELECT e.child_id, e.parent_id FROM {table} e JOIN up ON e.child_id = up.parent_id
+    SELECT e.child_id, e.parent_id
+    FROM up CROSS JOIN LATERAL (SELECT child_id, parent_id FROM {table} WHERE child_id = up.parent_id OFFSET 0) e
 )
 SELECT child_id, parent_id FROM up ORDER BY child_id, parent_id
 """
