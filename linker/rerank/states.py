@@ -8,8 +8,10 @@ and its candidate names come from a cache (names recur across mentions).
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import TypeVar
 
 import torch
 
@@ -24,6 +26,7 @@ N_FLAGS = 4
 
 Item = tuple[torch.Tensor, torch.Tensor]  # states [t, h] (float16 when cached), flags [t] (int64)
 Padded = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # states [b, t, h], mask [b, t], flags [b, t]
+K = TypeVar("K", str, MentionContext)
 
 
 def pad(items: Sequence[Item], dtype: torch.dtype = torch.float32) -> Padded:
@@ -54,6 +57,10 @@ class TokenStates:
         self._name_cache: OrderedDict[str, Item] = OrderedDict()
         self._mention_cache: OrderedDict[MentionContext, Item] = OrderedDict()
         self._cache_size = cache_size
+        # A web process serves one linker to several threads: a lookup, its move to the end and an eviction by
+        # another thread must not interleave (a KeyError). Encoding runs outside the lock; two threads may then
+        # encode the same item, and both results are equal.
+        self._lock = threading.Lock()
 
     @property
     def dim(self) -> int:
@@ -72,15 +79,21 @@ class TokenStates:
 
     def mentions(self, contexts: Sequence[MentionContext]) -> list[Item]:
         """Query [SEP] window, each token flagged as query, mention (inside the window) or context."""
-        missing = [c for c in dict.fromkeys(contexts) if c not in self._mention_cache]
-        for ctx, item in zip(missing, self._encode_mentions(missing), strict=True):
-            self._mention_cache[ctx] = item
-        out = [self._mention_cache[c] for c in contexts]
-        for c in contexts:
-            self._mention_cache.move_to_end(c)
-        while len(self._mention_cache) > self._cache_size:
-            self._mention_cache.popitem(last=False)
-        return out
+        with self._lock:
+            found = {c: self._mention_cache[c] for c in dict.fromkeys(contexts) if c in self._mention_cache}
+        missing = [c for c in dict.fromkeys(contexts) if c not in found]
+        found.update(zip(missing, self._encode_mentions(missing), strict=True))
+        self._remember(self._mention_cache, found)
+        return [found[c] for c in contexts]
+
+    def _remember(self, cache: OrderedDict[K, Item], items: dict[K, Item]) -> None:
+        """Put ``items`` last in ``cache`` (the most recently used) and evict the least recently used beyond the size."""
+        with self._lock:
+            for key, item in items.items():
+                cache[key] = item
+                cache.move_to_end(key)
+            while len(cache) > self._cache_size:
+                cache.popitem(last=False)
 
     def _encode_mentions(self, contexts: Sequence[MentionContext]) -> list[Item]:
         out: list[Item] = []
@@ -111,7 +124,9 @@ class TokenStates:
 
     def names(self, names: Sequence[str]) -> list[Item]:
         # Length-sorted batches pad least (names run from "AT" to 20-word syndromes).
-        missing = sorted((n for n in dict.fromkeys(names) if n not in self._name_cache), key=len)
+        with self._lock:
+            found = {n: self._name_cache[n] for n in dict.fromkeys(names) if n in self._name_cache}
+        missing = sorted((n for n in dict.fromkeys(names) if n not in found), key=len)
         tok = self.encoder.tokenizer
         for start in range(0, len(missing), self.batch_size):
             chunk = missing[start : start + self.batch_size]
@@ -122,12 +137,6 @@ class TokenStates:
                 keep = ((enc["attention_mask"][i] == 1) & (enc["special_tokens_mask"][i] == 0)).nonzero().flatten()
                 if keep.numel() == 0:
                     keep = torch.tensor([0])
-                self._name_cache[name] = (hidden[i, keep].half(), torch.full((keep.numel(),), FLAG_MENTION, dtype=torch.long))
-        out = []
-        for n in names:
-            item = self._name_cache[n]
-            self._name_cache.move_to_end(n)
-            out.append(item)
-        while len(self._name_cache) > self._cache_size:
-            self._name_cache.popitem(last=False)
-        return out
+                found[name] = (hidden[i, keep].half(), torch.full((keep.numel(),), FLAG_MENTION, dtype=torch.long))
+        self._remember(self._name_cache, found)
+        return [found[n] for n in names]

@@ -197,3 +197,28 @@ def test_the_cli_trains_a_reranker_and_evaluates_it_in_context(trained, tiny_dic
     assert linker.reranker is not None and linker.reranker.model.config.use_latent is False
     assert json.loads((out / "training_report.json").read_text())["method"] == "latte"
     assert main(["evaluate", "--artifact", str(out), "--eval", str(dev_file)]) == 0
+
+
+def test_token_states_are_cached_bounded_and_safe_to_share_between_threads(minilm) -> None:  # type: ignore[no-untyped-def]
+    from concurrent.futures import ThreadPoolExecutor
+
+    from linker.rerank.context import MentionContext
+    from linker.rerank.states import TokenStates
+
+    states = TokenStates(minilm, cache_size=3)
+    contexts = [MentionContext(q, "patients with", q, "were seen") for q in ("asthma", "gout", "myeloma", "lupus")]
+    first = states.mentions(contexts[:2])
+    assert [s.shape[1] for s, _ in first] == [minilm.dim] * 2
+    assert states.mentions(contexts[:1])[0][0] is first[0][0]  # a cache hit: the very tensor
+    states.mentions(contexts[2:])  # four contexts in a cache of three: the least recently used goes
+    assert list(states._mention_cache) == contexts[:1] + contexts[2:]
+    # Threads sharing the linker look up, encode and evict at once (a web process's threads): no KeyError, and
+    # every answer equals the one-thread answer.
+    names = [f"name {i}" for i in range(12)]
+    alone = [s for s, _ in TokenStates(minilm, cache_size=100).names(names)]
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda i: states.names(names[i % 5 : i % 5 + 6]), range(16)))
+    for i, answer in enumerate(answers):
+        for s, want in zip((s for s, _ in answer), alone[i % 5 : i % 5 + 6], strict=True):
+            assert torch.allclose(s.float(), want.float(), atol=1e-2)
+    assert len(states._name_cache) <= 3
