@@ -21,8 +21,10 @@ One artifact folder holds everything (``save``/``load``)::
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -37,7 +39,7 @@ from linker.encoders.base import NameEncoder
 from linker.encoders.registry import load_encoder
 from linker.encoders.transformer import TransformerEncoder, cached_features
 from linker.index import DenseIndex, IndexConfig
-from linker.rerank.context import MentionSpan, mention_context
+from linker.rerank.context import MentionContext, MentionSpan, mention_context
 from linker.rerank.reranker import Reranker, RerankerError
 from linker.rerank.results import RANKED_BY_LATTE, RANKED_BY_RETRIEVER, CandidateTyping, LinkedMention
 from linker.retrieval import Candidate, FirstStage, HybridRetriever, RetrievalConfig, encode_names
@@ -46,6 +48,20 @@ from linker.text import Preprocessor, TextConfig
 
 __all__ = ["Linker", "LinkerConfig", "ARTIFACT_FORMAT", "BuildProgress", "BUILD_PHASES", "annotation_counts",
            "encoding_device"]
+
+
+_CONTEXT_POOL: ThreadPoolExecutor | None = None
+_CONTEXT_POOL_LOCK = threading.Lock()
+
+
+def _context_pool() -> ThreadPoolExecutor:
+    """Threads that encode mention contexts while the retriever searches (one per concurrent caller, up to 4:
+    a gunicorn worker serves 4 threads)."""
+    global _CONTEXT_POOL
+    with _CONTEXT_POOL_LOCK:
+        if _CONTEXT_POOL is None:
+            _CONTEXT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="linker-context")
+        return _CONTEXT_POOL
 
 
 def annotation_counts(
@@ -277,13 +293,23 @@ class Linker:
         """
         if queries is None:
             queries = self.queries_for([m.text for m in mentions], document_text)
-        parts = self.link_queries(queries, k)
         reranker = self.reranker if rerank else None
-        scored = None
+        contexts: list[MentionContext] = []
+        warming: Future[object] | None = None
         if reranker is not None:
-            top = reranker.settings.top_k
             contexts = [mention_context(m, document_text, q, reranker.settings.window_words)
                         for m, qs in zip(mentions, queries, strict=True) for q in qs]
+            if torch.get_num_threads() == 1:
+                # The mentions' transformer pass needs no candidate: it runs on a second core while the retriever
+                # searches (torch and faiss release the GIL). Only where torch keeps to one thread (a web
+                # process, an interactive call): with more, the two would contend for the same cores.
+                warming = _context_pool().submit(reranker.states.mentions, contexts)
+        parts = self.link_queries(queries, k)
+        scored = None
+        if reranker is not None:
+            if warming is not None:
+                warming.result()  # the states are cached now (and an error in encoding them is raised here)
+            top = reranker.settings.top_k
             lists = [part[:top] for mention_parts in parts for part in mention_parts]
             scored = iter(reranker.score(contexts, lists, self.table, self.concept_prior,
                                          self.config.retrieval.dense_scale))

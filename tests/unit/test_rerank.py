@@ -135,6 +135,27 @@ def test_a_saved_reranker_loads_and_ranks_the_same(trained) -> None:  # type: ig
     assert first.reranker is not None and first.reranker.latent_type(a.typing[0].latent_type) is not None
 
 
+def test_with_one_torch_thread_the_context_is_encoded_beside_retrieval_and_ranks_the_same(trained) -> None:  # type: ignore[no-untyped-def]
+    import linker.linker as linker_module
+
+    _, folder, _ = trained
+    text = "High glucose and DM needed insulin. Patients with breast cancer developed tumours."
+    spans = [MentionSpan("DM", 17, 19), MentionSpan("breast cancer", 50, 63)]
+    serial = Linker.load(folder, strict_rerank=True).link_in_context(spans, text, k=5)  # the suite's 2 threads
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as a web process serves
+    try:
+        overlapped = Linker.load(folder, strict_rerank=True)
+        assert linker_module._context_pool().submit(torch.get_num_threads).result() == 1  # no oversubscription there
+        linked = overlapped.link_in_context(spans, text, k=5)
+        assert overlapped.reranker is not None and len(overlapped.reranker.states._mention_cache) == 2  # encoded by the pool
+    finally:
+        torch.set_num_threads(threads)
+    for a, b in zip(serial, linked, strict=True):
+        assert [c.concept_id for c in a.candidates] == [c.concept_id for c in b.candidates]
+        assert [round(c.score, 4) for c in a.candidates] == [round(c.score, 4) for c in b.candidates]
+
+
 def test_a_linker_without_a_reranker_ranks_as_the_retriever(trained) -> None:  # type: ignore[no-untyped-def]
     root, _, _ = trained
     base = Linker.load(root / "base")
