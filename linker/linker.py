@@ -21,10 +21,9 @@ One artifact folder holds everything (``save``/``load``)::
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from linker.encoders.base import NameEncoder
 from linker.encoders.registry import load_encoder
 from linker.encoders.transformer import TransformerEncoder, cached_features
 from linker.index import DenseIndex, IndexConfig
+from linker.overlap import beside
 from linker.rerank.context import MentionContext, MentionSpan, mention_context
 from linker.rerank.reranker import Reranker, RerankerError
 from linker.rerank.results import RANKED_BY_LATTE, RANKED_BY_RETRIEVER, CandidateTyping, LinkedMention
@@ -48,20 +48,6 @@ from linker.text import Preprocessor, TextConfig
 
 __all__ = ["Linker", "LinkerConfig", "ARTIFACT_FORMAT", "BuildProgress", "BUILD_PHASES", "annotation_counts",
            "encoding_device"]
-
-
-_CONTEXT_POOL: ThreadPoolExecutor | None = None
-_CONTEXT_POOL_LOCK = threading.Lock()
-
-
-def _context_pool() -> ThreadPoolExecutor:
-    """Threads that encode mention contexts while the retriever searches (one per concurrent caller, up to 4:
-    a gunicorn worker serves 4 threads)."""
-    global _CONTEXT_POOL
-    with _CONTEXT_POOL_LOCK:
-        if _CONTEXT_POOL is None:
-            _CONTEXT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="linker-context")
-        return _CONTEXT_POOL
 
 
 def annotation_counts(
@@ -299,11 +285,9 @@ class Linker:
         if reranker is not None:
             contexts = [mention_context(m, document_text, q, reranker.settings.window_words)
                         for m, qs in zip(mentions, queries, strict=True) for q in qs]
-            if torch.get_num_threads() == 1:
-                # The mentions' transformer pass needs no candidate: it runs on a second core while the retriever
-                # searches (torch and faiss release the GIL). Only where torch keeps to one thread (a web
-                # process, an interactive call): with more, the two would contend for the same cores.
-                warming = _context_pool().submit(reranker.states.mentions, contexts)
+            # The mentions' transformer pass needs no candidate: on a second core while the retriever searches
+            # (linker.overlap; inline where torch has several threads).
+            warming = beside(reranker.states.mentions, contexts)
         parts = self.link_queries(queries, k)
         scored = None
         if reranker is not None:

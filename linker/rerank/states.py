@@ -16,6 +16,7 @@ from typing import TypeVar
 import torch
 
 from linker.encoders.transformer import TransformerEncoder
+from linker.overlap import beside, in_parallel
 from linker.rerank.context import MentionContext
 
 __all__ = ["TokenStates", "Padded", "pad", "FLAG_PAD", "FLAG_QUERY", "FLAG_MENTION", "FLAG_CONTEXT", "N_FLAGS"]
@@ -123,13 +124,25 @@ class TokenStates:
         return out
 
     def names(self, names: Sequence[str]) -> list[Item]:
-        # Length-sorted batches pad least (names run from "AT" to 20-word syndromes).
         with self._lock:
             found = {n: self._name_cache[n] for n in dict.fromkeys(names) if n in self._name_cache}
+        # Length-sorted batches pad least (names run from "AT" to 20-word syndromes). A panel's few new names go
+        # in two halves of alike lengths, one of them on a second core where torch keeps to one thread.
         missing = sorted((n for n in dict.fromkeys(names) if n not in found), key=len)
+        if 4 <= len(missing) <= self.batch_size and in_parallel():
+            other = beside(self._encode_names, missing[1::2])
+            found.update(self._encode_names(missing[0::2]))
+            found.update(other.result())
+        else:
+            found.update(self._encode_names(missing))
+        self._remember(self._name_cache, found)
+        return [found[n] for n in names]
+
+    def _encode_names(self, names: Sequence[str]) -> dict[str, Item]:
+        out: dict[str, Item] = {}
         tok = self.encoder.tokenizer
-        for start in range(0, len(missing), self.batch_size):
-            chunk = missing[start : start + self.batch_size]
+        for start in range(0, len(names), self.batch_size):
+            chunk = names[start : start + self.batch_size]
             enc = tok(list(chunk), padding=True, truncation=True, max_length=self.name_max_length,
                       return_tensors="pt", return_special_tokens_mask=True)
             hidden = self._run({k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc})
@@ -137,6 +150,5 @@ class TokenStates:
                 keep = ((enc["attention_mask"][i] == 1) & (enc["special_tokens_mask"][i] == 0)).nonzero().flatten()
                 if keep.numel() == 0:
                     keep = torch.tensor([0])
-                found[name] = (hidden[i, keep].half(), torch.full((keep.numel(),), FLAG_MENTION, dtype=torch.long))
-        self._remember(self._name_cache, found)
-        return [found[n] for n in names]
+                out[name] = (hidden[i, keep].half(), torch.full((keep.numel(),), FLAG_MENTION, dtype=torch.long))
+        return out

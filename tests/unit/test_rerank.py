@@ -136,7 +136,7 @@ def test_a_saved_reranker_loads_and_ranks_the_same(trained) -> None:  # type: ig
 
 
 def test_with_one_torch_thread_the_context_is_encoded_beside_retrieval_and_ranks_the_same(trained) -> None:  # type: ignore[no-untyped-def]
-    import linker.linker as linker_module
+    from linker.overlap import beside
 
     _, folder, _ = trained
     text = "High glucose and DM needed insulin. Patients with breast cancer developed tumours."
@@ -146,7 +146,7 @@ def test_with_one_torch_thread_the_context_is_encoded_beside_retrieval_and_ranks
     torch.set_num_threads(1)  # as a web process serves
     try:
         overlapped = Linker.load(folder, strict_rerank=True)
-        assert linker_module._context_pool().submit(torch.get_num_threads).result() == 1  # no oversubscription there
+        assert beside(torch.get_num_threads).result() == 1  # the pool's threads keep to one too
         linked = overlapped.link_in_context(spans, text, k=5)
         assert overlapped.reranker is not None and len(overlapped.reranker.states._mention_cache) == 2  # encoded by the pool
     finally:
