@@ -21,6 +21,7 @@ import numpy as np
 from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
 from linker.index import DenseIndex
+from linker.overlap import beside
 from linker.sparse import SparseEncoder
 
 __all__ = ["Candidate", "RetrievalConfig", "HybridRetriever", "Mode", "Cascade", "FirstStage", "encode_names", "Progress",
@@ -186,6 +187,9 @@ class HybridRetriever:
         m = max(cfg.names_per_source, k)
         lists: list[np.ndarray] = []
         dense_vectors: list[tuple[DenseIndex, np.ndarray, np.ndarray]] = []  # (index, query vectors, query ids)
+        # The tf-idf search waits for nothing: beside the query encoding and the dense search (linker.overlap).
+        sparse_search = (beside(self.sparse.top_k, queries, m)
+                         if mode == "hybrid" and cfg.sparse_search and self.sparse is not None else None)
         if mode in ("hybrid", "dense"):
             assert self.encoder is not None and self.index is not None
             everyone = np.arange(n)
@@ -204,7 +208,9 @@ class HybridRetriever:
                 slow_rows[slow] = self.index.search(qvec, m)[1]
                 lists.append(slow_rows)
                 dense_vectors.append((self.index, qvec, slow))  # last: the transformer's scores win
-        if mode == "sparse" or (mode == "hybrid" and (cfg.sparse_search or not lists)):
+        if sparse_search is not None:
+            lists.append(sparse_search.result()[1])  # after the dense lists, as when it ran here
+        elif mode == "sparse" or (mode == "hybrid" and not lists):
             assert self.sparse is not None
             _, sparse_rows = self.sparse.top_k(queries, m)
             lists.append(sparse_rows)

@@ -59,3 +59,19 @@ def test_duplicate_queries_get_the_same_answer(tiny_table, minilm, parts) -> Non
 def test_a_mode_without_its_parts_is_refused(tiny_table) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError, match="needs an encoder"):
         HybridRetriever(tiny_table, SparseEncoder().fit(tiny_table.names), None, None, RetrievalConfig(mode="hybrid"))
+
+
+def test_with_one_torch_thread_the_sparse_search_runs_beside_and_answers_the_same(tiny_table, minilm, parts) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    queries = ["breast cancer", "diabetes mellitus type 2", "colorectal carcinomma", "myeloma"]
+    retriever = _retriever(tiny_table, minilm, parts, "hybrid")
+    inline = retriever.retrieve(queries, k=5)  # the suite's 2 threads: the sparse search runs here
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as a web process serves: the sparse search runs on a pool thread
+    try:
+        beside = retriever.retrieve(queries, k=5)
+    finally:
+        torch.set_num_threads(threads)
+    assert [[c.concept_id for c in r] for r in beside] == [[c.concept_id for c in r] for r in inline]
+    assert [[round(c.score, 4) for c in r] for r in beside] == [[round(c.score, 4) for c in r] for r in inline]
