@@ -9,6 +9,7 @@ parallel regions would contend for the same cores.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -25,6 +26,16 @@ T = TypeVar("T")
 _POOL_SIZE = 4
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+
+
+def _forget_pool() -> None:
+    # A forked child (a Celery prefork worker, a gunicorn worker of a preloaded app) inherits the executor but not
+    # its threads: work given to it would wait forever. The child starts its own on first use.
+    global _pool
+    _pool = None
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _executor() -> ThreadPoolExecutor:

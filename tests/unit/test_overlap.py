@@ -45,3 +45,18 @@ def test_an_error_comes_back_from_result(torch_threads, threads: int) -> None:  
     future = beside(fails)
     with pytest.raises(ValueError, match="bad context"):
         future.result()
+
+
+def test_a_forked_child_gets_a_pool_of_its_own(torch_threads) -> None:  # type: ignore[no-untyped-def]
+    import multiprocessing
+
+    torch_threads(1)
+    assert beside(_where, 1).result()[0] == 2  # the parent's pool exists and has threads
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:  # the child links beside its own threads, not the parent's dead ones
+        assert pool.apply_async(_in_child).get(timeout=60) == 42
+
+
+def _in_child() -> int:
+    torch.set_num_threads(1)
+    return beside(_where, 21).result(timeout=30)[0]
