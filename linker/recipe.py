@@ -78,26 +78,38 @@ def train(
         raise TypeError(f"{method} takes a {entry.config_class.__name__}, not a {type(config).__name__}")
     out = Path(inputs.out)
     _check_replaceable(out)
+    present = set(out.iterdir()) if out.is_dir() else set()
     partial = out.with_name(out.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     try:
         report: Report = {"method": entry.name} | entry.train(inputs, config, callbacks or TrainingCallbacks(), partial)
-        _publish(partial, out, report)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
+    _publish(partial, out, report, present)
     return out, report
 
 
-def _check_replaceable(out: Path) -> None:
+def _check_replaceable(out: Path, kept: Path | None = None) -> None:
     if out.exists() and any(out.iterdir()) and not (out / "config.json").exists():
-        raise FileExistsError(f"{out} exists and is not a linker artifact: refusing to replace it")
+        where = f"; the trained artifact is kept at {kept}" if kept is not None else ""
+        raise FileExistsError(f"{out} exists and is not a linker artifact: refusing to replace it{where}")
 
 
-def _publish(partial: Path, out: Path, report: Report) -> None:
+def _publish(partial: Path, out: Path, report: Report, present: set[Path]) -> None:
+    """Replace ``out`` by the finished artifact in ``partial``.
+
+    What appeared in ``out`` while the method trained (``present``: its entries at the start) is the run's
+    own: a progress log given as ``--log OUT/progress.jsonl``. It moves into the artifact rather than making
+    ``out`` look like a folder of someone else's (which, refused, used to cost the whole training). Should
+    ``out`` still be refused, the trained artifact stays in ``partial`` and the error says so."""
     shutil.rmtree(partial / "checkpoints", ignore_errors=True)
     (partial / "training_report.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
-    _check_replaceable(out)
+    if out.is_dir():
+        for entry in sorted(set(out.iterdir()) - present):
+            target = partial / entry.name
+            entry.rename(target if not target.exists() else partial / f"{entry.name}.during-training")
+    _check_replaceable(out, kept=partial)
     shutil.rmtree(out, ignore_errors=True)
     partial.rename(out)

@@ -101,6 +101,34 @@ def test_a_folder_that_is_not_an_artifact_is_never_replaced(echo: Method[_EchoCo
     assert (tmp_path / "notes" / "thesis.tex").read_text() == "precious"
 
 
+def test_a_log_written_into_the_output_folder_joins_the_artifact(echo: Method[_EchoConfig], tiny_table: NameTable, tmp_path: Path) -> None:
+    """``--log OUT/progress.jsonl`` (as bench/linking.py --train gives it): the log appears in OUT while the
+    method trains, and OUT is then no longer empty; the artifact is published with the log inside."""
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def log(phase: str) -> None:
+        with open(out / "progress.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"phase": phase}) + "\n")
+
+    folder, _ = recipe.train("echo", _inputs(tiny_table, out), callbacks=TrainingCallbacks(on_phase=log))
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "progress.jsonl", "training_report.json"]
+    assert json.loads((folder / "progress.jsonl").read_text()) == {"phase": "echo"}
+    assert not (tmp_path / "out.partial").exists()
+
+
+def test_a_refusal_after_training_keeps_what_was_trained(echo: Method[_EchoConfig], tiny_table: NameTable, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    recipe.train("echo", _inputs(tiny_table, out))
+    # While the next training runs, the folder stops being an artifact (its config.json goes): it is not replaced,
+    # and the new artifact is not thrown away either.
+    callbacks = TrainingCallbacks(on_phase=lambda _: (out / "config.json").unlink())
+    with pytest.raises(FileExistsError, match=r"not a linker artifact: refusing to replace it; the trained artifact is kept at .*out\.partial"):
+        recipe.train("echo", _inputs(tiny_table, out), callbacks=callbacks)
+    assert (tmp_path / "out.partial" / "config.json").exists()
+    assert (out / "training_report.json").exists()
+
+
 def test_a_config_of_another_method_is_refused(echo: Method[_EchoConfig], tiny_table: NameTable, tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="echo takes a _EchoConfig, not a BioSynRecipeConfig"):
         recipe.train("echo", _inputs(tiny_table, tmp_path / "out"), BioSynRecipeConfig())
