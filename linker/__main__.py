@@ -50,7 +50,10 @@ def _types(value: str | None) -> set[str] | None:
 
 
 def _log_to(path: str | Path | None) -> Any:
-    """A progress callback printing one JSON line to stderr and, if given, appending it to ``path``."""
+    """A progress callback printing one JSON line to stderr and, if given, appending it to ``path`` (its
+    folder made now: ``--log OUT/progress.jsonl`` before OUT exists)."""
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
 
     def callback(progress: dict[str, Any]) -> None:
         line = json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S"), **progress})
@@ -557,7 +560,7 @@ def _rerank_config(args: argparse.Namespace) -> LatteRecipeConfig:
                     use_match="match" not in args.without, use_latent="latent" not in args.without,
                     use_features="features" not in args.without)
     training = replace(base.training, epochs=args.epochs, known_type_weight=args.known_type_weight,
-                       num_threads=args.threads)
+                       part_weight=args.part_weight, num_threads=args.threads)
     return replace(base, model=model, training=training, top_k=args.top_k, device=args.device or None)
 
 
@@ -688,6 +691,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--top-k", type=int, default=10, help="candidates re-ranked per mention part")
     r.add_argument("--known-type-weight", type=float, default=RerankTrainingConfig.known_type_weight,
                    help="0 trains without known types (the paper's LATTE-NKT)")
+    r.add_argument("--part-weight", type=float, default=RerankTrainingConfig.part_weight,
+                   help="weight of f's and g's own ranking losses (0: they learn only through r, which starts "
+                        "at the retriever's order)")
     r.add_argument("--without", action="append", default=[], choices=["match", "latent", "features"],
                    help="ablation: drop f (cross-attention), g (latent types) or the retriever's features")
     r.add_argument("--paper", action="store_true", help="the paper's sizes (two 512-d BiLSTM layers; a GPU job)")

@@ -63,6 +63,7 @@ def train_latte_artifact(
 
     from linker.protocol import build_eval_set
     from linker.rerank.examples import cross_fitted_examples, examples_for
+    from linker.rerank.results import latent_usage
     from linker.rerank.training import latent_type_summaries, train_reranker
 
     if not inputs.documents:
@@ -77,7 +78,7 @@ def train_latte_artifact(
         "top_k": config.top_k, "window_words": config.window_words, "folds": config.folds,
         "latent_types": config.model.latent_types, "hidden": config.model.hidden,
         "epochs": config.training.epochs, "lr": config.training.lr,
-        "known_type_weight": config.training.known_type_weight,
+        "known_type_weight": config.training.known_type_weight, "part_weight": config.training.part_weight,
     }
     types = set(inputs.mention_types) if inputs.mention_types else None
     callbacks.phase("candidates")
@@ -101,6 +102,7 @@ def train_latte_artifact(
     report |= trained
     callbacks.phase("latent-types")
     reranker.latent_types = latent_type_summaries(reranker, base.table)
+    report["latent_usage"] = latent_usage(reranker.latent_types)
     reranker.metadata = {k: v for k, v in report.items() if k not in ("latte",)}
     base.reranker, base.reranker_problem = reranker, None
     base.metadata = dict(base.metadata) | {"reranker": "latte"}

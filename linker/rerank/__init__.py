@@ -15,7 +15,7 @@ reason (:class:`RerankerError`) and the linker falls back to the retriever's ran
 
 from linker.rerank.context import MentionContext, MentionSpan, mention_context
 from linker.rerank.reranker import Reranker, RerankerError
-from linker.rerank.results import CandidateTyping, LatentTypeSummary, LinkedMention
+from linker.rerank.results import CandidateTyping, LatentTypeSummary, LinkedMention, latent_usage
 
 __all__ = [
     "CandidateTyping",
@@ -25,5 +25,6 @@ __all__ = [
     "MentionSpan",
     "Reranker",
     "RerankerError",
+    "latent_usage",
     "mention_context",
 ]

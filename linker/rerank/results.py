@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from linker.retrieval import Candidate
 
-__all__ = ["CandidateTyping", "LatentTypeSummary", "LinkedMention", "RANKED_BY_RETRIEVER", "RANKED_BY_LATTE"]
+__all__ = ["CandidateTyping", "LatentTypeSummary", "LinkedMention", "RANKED_BY_RETRIEVER", "RANKED_BY_LATTE",
+           "latent_usage"]
 
 RANKED_BY_RETRIEVER = "retriever"
 RANKED_BY_LATTE = "latte"
@@ -25,6 +28,20 @@ class LatentTypeSummary:
     def label(self) -> str:
         """A short name for the panel: its first three typical names."""
         return " · ".join(self.typical_names[:3]) if self.typical_names else f"type {self.index}"
+
+
+def latent_usage(summaries: Sequence[LatentTypeSummary]) -> dict[str, float]:
+    """How the dictionary's names spread over the latent types (:func:`linker.rerank.training.latent_type_summaries`): how many
+    types are some name's most likely type, the largest type's share of the names, and the effective number
+    of types (the exponential of the entropy of that spread). Collapsed types show as a large share and an
+    effective number near 1; K types used evenly give K."""
+    counts = [s.count for s in summaries if s.count > 0]
+    if not counts:
+        return {"types_used": 0.0, "largest_share": 0.0, "effective_types": 0.0}
+    total = sum(counts)
+    shares = [c / total for c in counts]
+    return {"types_used": float(len(counts)), "largest_share": round(max(shares), 4),
+            "effective_types": round(math.exp(-sum(p * math.log(p) for p in shares)), 1)}
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,13 @@
 Loss (the paper's section "Optimization"): a max-margin ranking loss between the best-scored gold candidate
 and every other candidate (curator rejections weigh double), plus the known-type classification loss on the
 mention and on each candidate (binary cross-entropy per type: MEDIC's slim mappings are multi-label).
+
+Plus the same ranking loss on each part alone, f and g (``part_weight``): the paper's pairwise relation
+constraint ("a mention and its ground truth candidate should share the same latent type distribution") holds for
+g whatever its weight in r. Here r starts as the retriever's order, with w_f = w_g = 0, so through r alone the
+parts get no gradient at first and little later: the latent types stayed untrained, one of them the most likely
+type of most names (a BC5CDR re-ranker named its largest type "Yang Deficiency, Potassium Deficiency, Yin
+Deficiency").
 """
 
 from __future__ import annotations
@@ -40,6 +47,10 @@ class RerankTrainingConfig(TrainerConfig):
     batch_size: int = 32
     margin: float = 1.0
     known_type_weight: float = 0.5  # 0: no known-type loss (the paper's LATTE-NKT)
+    # Each part's own ranking loss (f; g with ``latent_margin``, g being a cosine of distributions in [0, 1]);
+    # 0: the parts learn only through r (see the module docstring).
+    part_weight: float = 1.0
+    latent_margin: float = 0.5
     min_type_count: int = 5  # known types seen on fewer concepts are not classified
     max_known_types: int = 64
     # Held out of training to pick the epoch (the initial state, i.e. the retriever's ranking, included):
@@ -117,6 +128,7 @@ class _LatteTask:
     def __init__(self, model: LatteModel, data: PreparedExamples, cfg: RerankTrainingConfig,
                  dev: Callable[[], dict[str, float]] | None) -> None:
         self.module: nn.Module = model
+        self.model_config = model.config
         self.data = data
         self.cfg = cfg
         self.dev = dev
@@ -136,8 +148,15 @@ class _LatteTask:
     def batch_loss(self, batch: Sequence[int], device: torch.device) -> tuple[torch.Tensor, int]:
         b = self.data.batch(batch)
         out = self.module(_to(b["mention"], device), _to(b["candidates"], device), b["features"].to(device))
-        return ranking_loss(out.score, b, self.cfg.margin, device) + self.cfg.known_type_weight * type_loss(
-            out.mention_known_logits, out.candidate_known_logits, b, device), len(batch)
+        loss = ranking_loss(out.score, b, self.cfg.margin, device) + self.cfg.known_type_weight * type_loss(
+            out.mention_known_logits, out.candidate_known_logits, b, device)
+        if self.cfg.part_weight > 0:
+            config = self.model_config
+            if config.use_match:
+                loss = loss + self.cfg.part_weight * ranking_loss(out.match, b, self.cfg.margin, device)
+            if config.use_latent:
+                loss = loss + self.cfg.part_weight * ranking_loss(out.type_similarity, b, self.cfg.latent_margin, device)
+        return loss, len(batch)
 
     def epoch_metrics(self) -> dict[str, float]:
         return self.dev() if self.dev is not None else {}

@@ -89,6 +89,37 @@ def test_ranking_as_the_retriever_keeps_the_trained_type_heads() -> None:
     assert all(torch.equal(a, p) for a, p in zip(known_before, model.known.parameters(), strict=True))  # type: ignore[union-attr]
 
 
+def _latent_gradient(part_weight: float) -> float:
+    """The gradient that reaches the latent-type layer W_l in one step from the initial state (the retriever's
+    order: w_f = w_g = 0), without the known-type loss."""
+    from linker.rerank.training import PreparedExamples, _LatteTask  # noqa: PLC0415 (private: the loss's wiring)
+
+    torch.manual_seed(0)
+    model = LatteModel(LatteConfig(input_dim=16, hidden=8, latent_types=32))
+    b, c = 4, 5
+    batch = {
+        "mention": (torch.randn(b, 7, 16), torch.ones(b, 7, dtype=torch.bool), torch.full((b, 7), 2)),
+        "candidates": (torch.randn(b * c, 5, 16), torch.ones(b * c, 5, dtype=torch.bool), torch.full((b * c, 5), 2)),
+        "features": torch.randn(b, c, 8), "valid": torch.ones(b, c, dtype=torch.bool),
+        "gold": torch.eye(b, c, dtype=torch.bool), "weight": torch.ones(b, c),
+    }
+    data = PreparedExamples.__new__(PreparedExamples)  # a batch made by hand instead of from examples
+    data.examples = []
+    data.batch = lambda idx: batch  # type: ignore[method-assign]
+    task = _LatteTask(model, data, RerankTrainingConfig(known_type_weight=0.0, part_weight=part_weight), None)
+    loss, _ = task.batch_loss([0], torch.device("cpu"))
+    loss.backward()
+    grad = model.latent.weight.grad
+    return float(grad.abs().sum()) if grad is not None else 0.0
+
+
+def test_the_latent_types_learn_from_the_first_step() -> None:
+    """r starts as the retriever's order (w_f = w_g = 0), so through r alone g passes no gradient to the latent
+    types; g's own ranking loss (the paper's pairwise constraint) trains them from the first step."""
+    assert _latent_gradient(part_weight=0.0) == 0.0
+    assert _latent_gradient(part_weight=1.0) > 0.0
+
+
 @pytest.fixture(scope="module")
 def trained(minilm, tiny_table: NameTable, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """A tiny base linker and a LATTE artifact trained over it through the recipe."""
@@ -118,6 +149,7 @@ def test_training_lowers_the_loss_and_writes_a_linker_with_a_reranker(trained) -
     latent = json.loads((folder / "rerank" / "latent_types.json").read_text())
     assert len(latent) == 16 and all(t["typical_names"] for t in latent)  # every latent type is described
     assert sum(t["count"] for t in latent) == len(TYPES)  # each concept's preferred name has one best type
+    assert report["latent_usage"]["types_used"] > 1  # not collapsed onto one type (see test_the_latent_types_learn...)
 
 
 def test_a_saved_reranker_loads_and_ranks_the_same(trained) -> None:  # type: ignore[no-untyped-def]

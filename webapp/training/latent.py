@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from linker.rerank import LatentTypeSummary
+from linker.rerank import LatentTypeSummary, latent_usage
 from webapp.training.models import IndexVersion
 from webapp.training.registry import get_active_linker
 from webapp.vocab.models import Dictionary
@@ -51,6 +51,11 @@ class LatentTypes:
     @property
     def total(self) -> int:
         return len(self.populated) + len(self.empty)
+
+    @property
+    def usage(self) -> dict[str, float]:
+        """types used, the largest one's share, the effective number of types (:func:`linker.rerank.latent_usage`)."""
+        return latent_usage(self.populated)
 
     @property
     def has_reranker(self) -> bool:

@@ -26,6 +26,7 @@ LATTE_PARAMS: dict[str, Any] = {
     "lr": _TRAINING.lr,
     "batch_size": _TRAINING.batch_size,
     "known_type_weight": _TRAINING.known_type_weight,  # 0: no known-type loss (the paper's LATTE-NKT)
+    "part_weight": _TRAINING.part_weight,  # f's and g's own ranking losses; 0: they learn only through r
     "min_type_count": _TRAINING.min_type_count,
     "latent_types": _MODEL.latent_types,
     "hidden": _MODEL.hidden,
@@ -55,6 +56,8 @@ def latte_recipe_config(params: dict[str, Any], device: str) -> LatteRecipeConfi
     training = RerankTrainingConfig(
         epochs=int(params["epochs"]), lr=float(params["lr"]), batch_size=int(params["batch_size"]),
         known_type_weight=float(params["known_type_weight"]), min_type_count=int(params["min_type_count"]),
+        # .get: a run queued before the parameter existed trains with its default.
+        part_weight=float(params.get("part_weight", _TRAINING.part_weight)),
         progress_bar=False,
     )
     return LatteRecipeConfig(model=model, training=training, top_k=int(params["top_k"]),

@@ -38,6 +38,7 @@ LABELS: dict[str, str] = {
     "prior_weight": "Concept prior weight", "step_delay_s": "Delay per step (tests)",
     # LATTE
     "latent_types": "Latent types K", "top_k": "Candidates re-ranked (top-k)", "known_type_weight": "Known-type loss weight",
+    "part_weight": "Own ranking loss of f and g",
     "min_type_count": "Min concepts per known type", "hidden": "Hidden width", "lstm_layers": "Recurrent layers",
     "window_words": "Context window (words each side)", "folds": "Cross-fitting folds", "max_mentions": "Training mentions",
     "base_index": "Re-ranks index",
