@@ -692,8 +692,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--known-type-weight", type=float, default=RerankTrainingConfig.known_type_weight,
                    help="0 trains without known types (the paper's LATTE-NKT)")
     r.add_argument("--part-weight", type=float, default=RerankTrainingConfig.part_weight,
-                   help="weight of f's and g's own ranking losses (0: they learn only through r, which starts "
-                        "at the retriever's order)")
+                   help="weight of f's and g's own ranking losses (0, the default: they learn only through r, "
+                        "which starts at the retriever's order; see linker.rerank.training)")
     r.add_argument("--without", action="append", default=[], choices=["match", "latent", "features"],
                    help="ablation: drop f (cross-attention), g (latent types) or the retriever's features")
     r.add_argument("--paper", action="store_true", help="the paper's sizes (two 512-d BiLSTM layers; a GPU job)")
