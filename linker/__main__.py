@@ -423,6 +423,7 @@ def calibrate_main(
     line): writes ``calibration.json`` into the artifact and returns its figures."""
     from linker.calibration import fit_calibration, labelled_examples, nil_examples, reliability
     from linker.protocol import build_eval_set
+    from linker.rerank import MentionSpan
 
     linker = Linker.load(artifact, strict_rerank=True, device=choose_device(device))
     docs = _read_docs(gold_files)
@@ -436,7 +437,9 @@ def calibrate_main(
     if nil_file is not None:
         texts = [line.strip() for line in Path(nil_file).read_text(encoding="utf-8").splitlines() if line.strip()]
         nil_queries = linker.queries_for(texts)
-        examples += nil_examples(nil_queries, linker.link_queries(nil_queries, k), linker.preprocessor.normalize)
+        # Scored as the labelled examples are (re-ranked where the linker re-ranks), each text on its own.
+        nil_ranked = [linker.ranked_as_served([MentionSpan(t)], None, k, queries=[q])[0] for t, q in zip(texts, nil_queries, strict=True)]
+        examples += nil_examples(nil_queries, nil_ranked, linker.preprocessor.normalize)
     calibration = fit_calibration(examples)
     calibration.save(artifact)
     probs = [calibration.probability(e.features) for e in examples]

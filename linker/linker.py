@@ -333,6 +333,27 @@ class Linker:
                 head.mention_known_types if head else []))
         return out
 
+    def ranked_as_served(
+        self, mentions: Sequence[MentionSpan], document_text: str | None, k: int = 20,
+        queries: Sequence[Sequence[str]] | None = None,
+    ) -> list[list[list[Candidate]]]:
+        """Each mention's candidates per part (its ``queries``; default: the linker's own) ranked and scored as the
+        panel serves them: in their document by the re-ranker where the linker has one, else by the retriever.
+
+        A calibration is fitted on the scores of the top candidates, and the re-ranker's r is on another scale
+        than the retriever's S (about 2 against 20 at rank 1): every example of one calibration must be scored
+        this one way."""
+        if queries is None:
+            queries = self.queries_for([m.text for m in mentions], document_text)
+        if self.reranker is None:
+            return self.link_queries(queries, k)
+        out: list[list[list[Candidate]]] = [[[] for _ in qs] for qs in queries]
+        for row, linked in zip(out, self.link_in_context(mentions, document_text, k, queries=queries), strict=True):
+            for c in linked.candidates:
+                if c.part < len(row):
+                    row[c.part].append(c)
+        return out
+
     def confidences(
         self, queries: Sequence[Sequence[str]], ranked: Sequence[Sequence[Sequence[Candidate]]]
     ) -> list[float | None]:

@@ -197,6 +197,24 @@ def test_a_linker_without_a_reranker_ranks_as_the_retriever(trained) -> None:  #
     assert [c.concept_id for c in linked.candidates] == [c.concept_id for c in base.link_mentions(["breast cancer"], text, k=5)[0]]
 
 
+def test_what_a_calibration_is_fitted_on_is_scored_as_the_panel_serves_it(trained) -> None:  # type: ignore[no-untyped-def]
+    """Gold and NIL examples alike: by the re-ranker in context where there is one (its r is on another scale
+    than the retriever's S), by the retriever otherwise."""
+    root, folder, _ = trained
+    text = "Patients with breast cancer developed tumours. Chorea in Huntington disease progressed."
+    spans = [MentionSpan("breast cancer", 14, 27), MentionSpan("Huntington disease")]
+    reranking = Linker.load(folder)
+    served = reranking.ranked_as_served(spans, text, k=5)
+    linked = reranking.link_in_context(spans, text, k=5)
+    assert [[[(c.concept_id, c.score) for c in part] for part in parts] for parts in served] == \
+        [[[(c.concept_id, c.score) for c in one.candidates]] for one in linked]
+    queries = reranking.queries_for([s.text for s in spans], text)
+    assert [[c.score for c in part] for parts in served for part in parts] != \
+        [[c.score for c in part] for parts in reranking.link_queries(queries, 5) for part in parts]
+    base = Linker.load(root / "base")
+    assert base.ranked_as_served(spans, text, k=5) == base.link_queries(base.queries_for([s.text for s in spans], text), 5)
+
+
 def test_a_corrupted_or_foreign_reranker_is_refused_with_its_reason(trained, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root, folder, _ = trained
     broken = tmp_path / "broken"

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webapp.curation.models import Decision
 from webapp.training.models import TrainingRun
+
+if TYPE_CHECKING:
+    from linker.rerank import MentionSpan
 
 logger = logging.getLogger(__name__)
 
@@ -33,8 +36,19 @@ def nil_decisions(run: TrainingRun) -> list[Decision]:
         Decision.objects.filter(
             action=Decision.Action.NIL, undone_at__isnull=True, created_at__lte=run.snapshot_at,
             document__collection__dictionary=run.dictionary, document__collection__is_workspace=False,
-        ).select_related("document").order_by("created_at", "id")
+        ).select_related("document", "mention").order_by("created_at", "id")
     )
+
+
+def _span(decision: Decision) -> MentionSpan:
+    """The NIL decision's mention as the linker reads it in its document: its offsets while the mention still
+    has the decided text, else its first occurrence."""
+    from linker.rerank import MentionSpan
+
+    m = decision.mention
+    if m is not None and m.text == decision.mention_text:
+        return MentionSpan(m.text, m.start, m.end)
+    return MentionSpan(decision.mention_text)
 
 
 def calibrate_run(run: TrainingRun, folder: Path, say: Any) -> dict[str, Any]:
@@ -70,7 +84,10 @@ def calibrate_run(run: TrainingRun, folder: Path, say: Any) -> dict[str, Any]:
     examples = labelled_examples(queries, ranked, [m.gold_parts for m in eval_set], normalize)
     nils = nil_decisions(run)
     nil_queries = [linker.queries_for([d.mention_text], d.document.text)[0] for d in nils]
-    examples += nil_examples(nil_queries, linker.link_queries(nil_queries, 20), normalize)
+    # Scored as the gold examples are: in their document by the re-ranker where the linker has one (its scores are
+    # on another scale than the retriever's; mixing the two taught the calibration that a high score means NIL).
+    nil_ranked = [linker.ranked_as_served([_span(d)], d.document.text, 20, queries=[q])[0] for d, q in zip(nils, nil_queries, strict=True)]
+    examples += nil_examples(nil_queries, nil_ranked, normalize)
     try:
         calibration = fit_calibration(examples)
     except ValueError as exc:
