@@ -440,7 +440,7 @@ def calibrate_main(
         # Scored as the labelled examples are (re-ranked where the linker re-ranks), each text on its own.
         nil_ranked = [linker.ranked_as_served([MentionSpan(t)], None, k, queries=[q])[0] for t, q in zip(texts, nil_queries, strict=True)]
         examples += nil_examples(nil_queries, nil_ranked, linker.preprocessor.normalize)
-    calibration = fit_calibration(examples)
+    calibration = fit_calibration(examples, scored_by=linker.ranked_by)
     calibration.save(artifact)
     probs = [calibration.probability(e.features) for e in examples]
     return {"artifact": str(artifact), "nil_threshold": calibration.nil_threshold, **calibration.fitted_on,

@@ -76,6 +76,8 @@ class Calibration:
     nil_threshold: float = 0.0
     fitted_on: dict[str, int] = field(default_factory=dict)  # examples, right, nil
     features: tuple[str, ...] = FEATURES
+    # Whose scores the examples carried: "retriever" or "latte" (the linker's ranked_by); "" before it was recorded.
+    scored_by: str = ""
 
     def probability(self, features: Sequence[float]) -> float:
         x = (np.asarray(features, dtype=np.float64) - np.asarray(self.mean)) / np.asarray(self.scale)
@@ -107,7 +109,8 @@ class Calibration:
             raise ValueError(f"{path}: calibration features {data.get('features')} are not {list(FEATURES)}")
         return cls(weights=tuple(data["weights"]), bias=float(data["bias"]), mean=tuple(data["mean"]),
                    scale=tuple(data["scale"]), nil_threshold=float(data.get("nil_threshold", 0.0)),
-                   fitted_on={k: int(v) for k, v in data.get("fitted_on", {}).items()}, features=FEATURES)
+                   fitted_on={k: int(v) for k, v in data.get("fitted_on", {}).items()}, features=FEATURES,
+                   scored_by=str(data.get("scored_by", "")))
 
 
 def mention_confidence(parts: Sequence[float | None]) -> float | None:
@@ -144,8 +147,11 @@ def nil_examples(
             for qs, parts in zip(queries, ranked, strict=True) for q, c in zip(qs, parts, strict=False)]
 
 
-def fit_calibration(examples: Sequence[CalibrationExample], regularisation: float = 1.0) -> Calibration:
+def fit_calibration(examples: Sequence[CalibrationExample], regularisation: float = 1.0, scored_by: str = "") -> Calibration:
     """Platt scaling by L2-regularised logistic regression (scikit-learn's lbfgs) on standardised features.
+
+    ``scored_by``: whose scores the examples carry (the linker's ``ranked_by``), kept so that a linker serving
+    other scores refuses the calibration (:meth:`linker.linker.Linker.load`).
 
     Needs at least :data:`MIN_EXAMPLES` examples with both labels among them (a ValueError says what is
     missing): a calibration fitted on one class would call everything certain.
@@ -166,6 +172,7 @@ def fit_calibration(examples: Sequence[CalibrationExample], regularisation: floa
         weights=tuple(float(w) for w in model.coef_[0]), bias=float(model.intercept_[0]),
         mean=tuple(float(m) for m in mean), scale=tuple(float(s) for s in scale),
         fitted_on={"examples": len(examples), "right": right, "nil": sum(1 for e in examples if e.nil)},
+        scored_by=scored_by,
     )
     return _with_nil_threshold(calibration, examples)
 

@@ -141,6 +141,7 @@ class Linker:
                                          concept_prior, self.first_stage)
         self.reranker: Reranker | None = None
         self.reranker_problem: str | None = None  # why the artifact's re-ranker was refused, if it was
+        self.calibration_problem: str | None = None  # why the artifact's calibration was set aside, if it was
         # P(top-1 right) and the NIL threshold, fitted after training (linker.calibration); None: uncalibrated.
         self.calibration: Calibration | None = None
 
@@ -298,6 +299,9 @@ class Linker:
             scored = iter(reranker.score(contexts, lists, self.table, self.concept_prior,
                                          self.config.retrieval.dense_scale))
         out: list[LinkedMention] = []
+        # A re-ranker whose held-out check kept the retriever's order serves its types only: the retriever's
+        # order and scores S stand (its r would be 2/rank, bars that say nothing), and the ranking is the retriever's.
+        keep = reranker is not None and reranker.keeps_retriever_order
         for mention_parts in parts:
             if scored is None or reranker is None:
                 flat = [c for part in mention_parts for c in part]
@@ -310,10 +314,10 @@ class Linker:
                 s = next(scored)
                 head = head or s
                 n = len(s.score)
-                order = sorted(range(n), key=lambda i: -float(s.score[i]))
+                order = list(range(n)) if keep else sorted(range(n), key=lambda i: -float(s.score[i]))
                 for i in order:
                     c = part[i]
-                    candidates.append(c._replace(score=float(s.score[i])))
+                    candidates.append(c if keep else c._replace(score=float(s.score[i])))
                     typing.append(CandidateTyping(
                         latent_type=int(s.latent_type[i]), latent_probability=float(s.latent_probability[i]),
                         known_types=reranker.concept_types.get(c.concept_id, ()),
@@ -323,12 +327,12 @@ class Linker:
                 floor = min((float(x) for x in s.score), default=0.0)
                 for i, c in enumerate(part[n:], start=n):
                     # Below every re-ranked candidate, in the retriever's order.
-                    candidates.append(c._replace(score=floor - (i - n + 1) * 1e-3))
+                    candidates.append(c if keep else c._replace(score=floor - (i - n + 1) * 1e-3))
                     typing.append(CandidateTyping(-1, 0.0, reranker.concept_types.get(c.concept_id, ()),
                                                   reranker.type_conflict(s.mention_known_types, c.concept_id),
                                                   float("nan"), float("nan"), float(c.score), i + 1))
             out.append(LinkedMention(
-                candidates, RANKED_BY_LATTE, [self._homonyms(c) for c in candidates], typing,
+                candidates, RANKED_BY_RETRIEVER if keep else RANKED_BY_LATTE, [self._homonyms(c) for c in candidates], typing,
                 head.mention_latent_type if head else None, head.mention_latent_probability if head else None,
                 head.mention_known_types if head else []))
         return out
@@ -471,8 +475,25 @@ class Linker:
                 if strict_rerank:
                     raise
                 linker.reranker_problem = str(exc)
+        linker._check_calibration()
         return linker
+
+    def _check_calibration(self) -> None:
+        """Set aside a calibration fitted on other scores than this linker serves: the retriever's S and the
+        re-ranker's r are on different scales. One fitted before the scorer was recorded is kept, except over a
+        re-ranker that keeps the retriever's order: that one served r = 2/rank then and serves S now."""
+        calibration = self.calibration
+        if calibration is None or self.reranker is None:
+            return
+        if calibration.scored_by == self.ranked_by or (not calibration.scored_by and not self.reranker.keeps_retriever_order):
+            return
+        fitted = calibration.scored_by or "the re-ranker's 2/rank"
+        self.calibration_problem = (f"the calibration was fitted on {fitted} scores and this linker serves the "
+                                    f"{self.ranked_by}'s: calibrate it again (python -m linker calibrate, or a new run)")
+        self.calibration = None
 
     @property
     def ranked_by(self) -> str:
-        return RANKED_BY_LATTE if self.reranker is not None else RANKED_BY_RETRIEVER
+        """Who orders the candidates this linker serves: the re-ranker, unless it has none or keeps the retriever's
+        order (it then adds types only)."""
+        return RANKED_BY_LATTE if self.reranker is not None and not self.reranker.keeps_retriever_order else RANKED_BY_RETRIEVER

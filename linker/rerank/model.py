@@ -111,6 +111,18 @@ class LatteModel(nn.Module):
             self.w_f.zero_()
             self.w_g.zero_()
 
+    def keeps_retriever_order(self) -> bool:
+        """Whether r orders the candidates as the retriever did: f and g weighted 0 (or switched off) and, of the
+        retriever's features, only the inverse rank weighted (positively), as :meth:`rank_as_retriever` leaves it
+        when no trained epoch ranked the held-out documents better."""
+        with torch.no_grad():
+            weights = self.features.weight[0].clone()
+            by_rank = float(weights[INVERSE_RANK_FEATURE])
+            weights[INVERSE_RANK_FEATURE] = 0.0
+            return (self.config.use_features and by_rank > 0 and bool((weights == 0).all())
+                    and (not self.config.use_match or float(self.w_f) == 0.0)
+                    and (not self.config.use_latent or float(self.w_g) == 0.0))
+
     def encode(self, states: torch.Tensor, mask: torch.Tensor, flags: torch.Tensor) -> torch.Tensor:
         x = self.project(states) + self.flags(flags)
         if self.config.encoder == "conv":

@@ -153,6 +153,11 @@ class Reranker:
         return results
 
     @property
+    def keeps_retriever_order(self) -> bool:
+        """The trained network serves types only: its ranking is the retriever's (:meth:`LatteModel.keeps_retriever_order`)."""
+        return self.model.keeps_retriever_order()
+
+    @property
     def latent_types(self) -> list[LatentTypeSummary]:
         """Every latent type with its typical names, the most populated first."""
         return self._latent_types

@@ -74,6 +74,22 @@ def test_the_panel_shows_latent_types_a_type_conflict_and_the_reranker(bob_clien
     assert "latent: —" not in body and "reranker-problem" not in body
 
 
+def test_a_reranker_that_kept_the_retrievers_order_is_named_as_typing_only(bob_client, demo, latte) -> None:  # type: ignore[no-untyped-def]
+    """Its held-out fold found no order better than the retriever's: the panel says the retriever ranked, shows the
+    retriever's scores, and keeps the re-ranker's types."""
+    active = get_active_linker("medic-demo")
+    assert active is not None and active.linker.reranker is not None
+    active.linker.reranker.model.rank_as_retriever()  # as training leaves it when epoch 0 wins
+    mention, expected = mention_with_a_conflict(active.linker, demo)
+    assert expected.ranked_by == "retriever" and expected.typing is not None
+    body = _panel(bob_client, mention)
+    assert "ranked by the retriever, typed by the LATTE re-ranker" in body
+    assert "found no order better than the retriever's" in body
+    assert "Retriever score" in body and "Re-ranker score" not in body
+    assert body.count("badge badge-danger type-conflict") == sum(t.type_conflict for t in expected.typing) >= 1
+    forget_all()  # the next test loads the artifact as trained
+
+
 def test_stored_suggestions_are_the_reranked_order_with_their_conflicts(demo, latte) -> None:  # type: ignore[no-untyped-def]
     active = get_active_linker("medic-demo")
     assert active is not None

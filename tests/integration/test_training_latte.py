@@ -202,7 +202,9 @@ def test_a_latte_run_trains_on_a_worker_and_its_promoted_model_shows_latent_type
     active = get_active_linker(dictionary.slug)
     assert active is not None and active.index_version_id == index.pk
     reranker = active.linker.reranker
-    assert reranker is not None and active.linker.ranked_by == "latte"
+    assert reranker is not None
+    # The held-out fold of this tiny run may keep the retriever's order: the re-ranker then serves its types only.
+    assert active.linker.ranked_by == ("retriever" if reranker.keeps_retriever_order else "latte")
     assert sorted(reranker.known_type_labels) == ["Metabolic disease", "Neoplasm", "Nervous system disease"]
 
     page = client.get(f"/training/models/{dictionary.slug}/latent-types/")
@@ -212,6 +214,7 @@ def test_a_latte_run_trains_on_a_worker_and_its_promoted_model_shows_latent_type
     assert f"{len(populated)} of 16 latent types hold dictionary names" in html
     assert any(name in html for name in PREFERRED)  # typical names are the dictionary's names
     assert f'data-latent-type="{populated[0].index}"' in html
+    assert ("found no order better than the retriever" in html) == reranker.keeps_retriever_order
     models = client.get("/training/models/").content.decode()
     assert f"/training/models/{dictionary.slug}/latent-types/" in models and "LATTE" in models
 

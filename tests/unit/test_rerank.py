@@ -159,12 +159,55 @@ def test_a_saved_reranker_loads_and_ranks_the_same(trained) -> None:  # type: ig
     first = Linker.load(folder, strict_rerank=True)
     again = Linker.load(folder, strict_rerank=True)
     a, b = first.link_in_context([span], text, k=5)[0], again.link_in_context([span], text, k=5)[0]
-    assert a.ranked_by == "latte" and a.typing is not None and len(a.typing) == len(a.candidates)
+    # (This tiny re-ranker's held-out fold may keep the retriever's order: then the ranking is the retriever's.)
+    assert a.ranked_by == b.ranked_by == first.ranked_by and a.typing is not None and len(a.typing) == len(a.candidates)
     assert [c.concept_id for c in a.candidates] == [c.concept_id for c in b.candidates]
     assert [round(c.score, 5) for c in a.candidates] == [round(c.score, 5) for c in b.candidates]
     assert a.mention_known_types and a.mention_known_types[0][0] in {"Metabolic diseases", "Neoplasms", "Nervous system diseases"}
     assert all(t.known_types == TYPES.get(c.concept_id, ()) for t, c in zip(a.typing, a.candidates, strict=True))
     assert first.reranker is not None and first.reranker.latent_type(a.typing[0].latent_type) is not None
+
+
+def test_a_reranker_that_kept_the_retrievers_order_serves_its_types_with_the_retrievers_ranking(trained) -> None:  # type: ignore[no-untyped-def]
+    """When no trained epoch beat the retriever on the held-out fold, r is 2/rank: the candidates keep the
+    retriever's order and scores S (the panel's bars then mean something), the ranking is the retriever's,
+    and the types are the re-ranker's."""
+    root, folder, _ = trained
+    text = "High glucose and DM needed insulin."
+    span = MentionSpan("DM", text.index("DM"), text.index("DM") + 2)
+    linker = Linker.load(folder, strict_rerank=True)
+    assert linker.reranker is not None
+    linker.reranker.model.rank_as_retriever()
+    assert linker.reranker.keeps_retriever_order and linker.ranked_by == "retriever"
+    served = linker.link_in_context([span], text, k=5)[0]
+    retrieved = Linker.load(root / "base").link_in_context([span], text, k=5)[0]
+    assert served.ranked_by == "retriever" and served.typing is not None and served.mention_known_types
+    assert [(c.concept_id, c.score) for c in served.candidates] == [(c.concept_id, c.score) for c in retrieved.candidates]
+    with torch.no_grad():
+        linker.reranker.model.w_f.fill_(0.5)  # f counts: the re-ranker orders again
+    assert not linker.reranker.keeps_retriever_order and linker.link_in_context([span], text, k=5)[0].ranked_by == "latte"
+
+
+def test_a_calibration_fitted_on_other_scores_than_the_linker_serves_is_set_aside(trained, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from linker.calibration import Calibration
+
+    _, folder, _ = trained
+    copy_ = tmp_path / "latte"
+    shutil.copytree(folder, copy_)
+    linker = Linker.load(copy_, strict_rerank=True)
+    assert linker.reranker is not None
+    linker.reranker.model.rank_as_retriever()
+    linker.save(copy_)  # a re-ranker that keeps the retriever's order (serves S)
+    kinds = {"": "the re-ranker's 2/rank", "latte": "latte", "retriever": None}
+    for scored_by, problem in kinds.items():
+        Calibration((0.5,) * 5, 0.0, (0.0,) * 5, (1.0,) * 5, scored_by=scored_by).save(copy_)
+        loaded = Linker.load(copy_)
+        if problem is None:
+            assert loaded.calibration is not None and loaded.calibration_problem is None
+        else:
+            assert loaded.calibration is None
+            assert loaded.calibration_problem == (f"the calibration was fitted on {problem} scores and this linker serves "
+                                                  "the retriever's: calibrate it again (python -m linker calibrate, or a new run)")
 
 
 def test_with_one_torch_thread_the_context_is_encoded_beside_retrieval_and_ranks_the_same(trained) -> None:  # type: ignore[no-untyped-def]
@@ -204,6 +247,9 @@ def test_what_a_calibration_is_fitted_on_is_scored_as_the_panel_serves_it(traine
     text = "Patients with breast cancer developed tumours. Chorea in Huntington disease progressed."
     spans = [MentionSpan("breast cancer", 14, 27), MentionSpan("Huntington disease")]
     reranking = Linker.load(folder)
+    assert reranking.reranker is not None
+    with torch.no_grad():
+        reranking.reranker.model.w_f.fill_(0.5)  # an order of its own, whatever epoch the held-out fold chose
     served = reranking.ranked_as_served(spans, text, k=5)
     linked = reranking.link_in_context(spans, text, k=5)
     assert [[[(c.concept_id, c.score) for c in part] for part in parts] for parts in served] == \

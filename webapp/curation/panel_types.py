@@ -43,6 +43,8 @@ class MentionTypes:
     known: list[tuple[str, float]] = field(default_factory=list)
     latent: LatentType | None = None
     reranker_problem: str = ""  # why the artifact's re-ranker was refused: the retriever ranked instead
+    # "LATTE re-ranker" where it types the candidates but kept the retriever's order ("" where it ranks, or is absent)
+    typed_by: str = ""
 
 
 def ranked_by_label(ranked_by: str) -> str:
@@ -71,6 +73,7 @@ def mention_types(linker: Linker, linked: LinkedMention) -> MentionTypes:
         list(linked.mention_known_types),
         _latent(linker, linked.mention_latent_type, linked.mention_latent_probability),
         linker.reranker_problem or "",
+        RANKED_BY_LABELS[RANKED_BY_LATTE] if linked.typing is not None and linked.ranked_by != RANKED_BY_LATTE else "",
     )
 
 

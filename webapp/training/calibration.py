@@ -89,7 +89,7 @@ def calibrate_run(run: TrainingRun, folder: Path, say: Any) -> dict[str, Any]:
     nil_ranked = [linker.ranked_as_served([_span(d)], d.document.text, 20, queries=[q])[0] for d, q in zip(nils, nil_queries, strict=True)]
     examples += nil_examples(nil_queries, nil_ranked, normalize)
     try:
-        calibration = fit_calibration(examples)
+        calibration = fit_calibration(examples, scored_by=linker.ranked_by)
     except ValueError as exc:
         say(f"no calibration: {exc}")
         return {}

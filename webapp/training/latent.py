@@ -47,6 +47,7 @@ class LatentTypes:
     empty: list[LatentTypeSummary] = field(default_factory=list)
     known_type_labels: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    reranker_present: bool = False  # a re-ranker serves its types (it may keep the retriever's order)
 
     @property
     def total(self) -> int:
@@ -59,7 +60,12 @@ class LatentTypes:
 
     @property
     def has_reranker(self) -> bool:
-        return self.ranked_by == "latte"
+        return self.reranker_present
+
+    @property
+    def types_only(self) -> bool:
+        """The re-ranker kept the retriever's order (no trained order beat it on held-out documents): types only."""
+        return self.reranker_present and self.ranked_by != "latte"
 
 
 def latent_types(dictionary: Dictionary) -> LatentTypes:
@@ -76,5 +82,5 @@ def latent_types(dictionary: Dictionary) -> LatentTypes:
     return LatentTypes(
         dictionary, head.label, head.index_version_id, head.ranked_by, head.reranker_problem,
         populated=[t for t in ordered if t.count > 0], empty=[t for t in ordered if t.count == 0],
-        known_type_labels=list(reranker.known_type_labels), metadata=dict(reranker.metadata),
+        known_type_labels=list(reranker.known_type_labels), metadata=dict(reranker.metadata), reranker_present=True,
     )
