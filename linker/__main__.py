@@ -375,7 +375,7 @@ def _link_in_context(linker: Linker, eval_set: Sequence[Any], texts: dict[str, s
         linked = linker.link_in_context([MentionSpan(eval_set[i].text, eval_set[i].start, eval_set[i].end) for i in idx],
                                         texts.get(pmid, ""), k, queries=[eval_set[i].queries for i in idx])
         for i, lm in zip(idx, linked, strict=True):
-            out[i] = [[c for c in lm.candidates if c.part == p] for p in range(len(eval_set[i].queries))]
+            out[i] = lm.by_part(len(eval_set[i].queries))
     return out
 
 

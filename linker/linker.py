@@ -351,12 +351,8 @@ class Linker:
             queries = self.queries_for([m.text for m in mentions], document_text)
         if self.reranker is None:
             return self.link_queries(queries, k)
-        out: list[list[list[Candidate]]] = [[[] for _ in qs] for qs in queries]
-        for row, linked in zip(out, self.link_in_context(mentions, document_text, k, queries=queries), strict=True):
-            for c in linked.candidates:
-                if c.part < len(row):
-                    row[c.part].append(c)
-        return out
+        linked = self.link_in_context(mentions, document_text, k, queries=queries)
+        return [one.by_part(len(qs)) for qs, one in zip(queries, linked, strict=True)]
 
     def confidences(
         self, queries: Sequence[Sequence[str]], ranked: Sequence[Sequence[Sequence[Candidate]]]

@@ -74,3 +74,11 @@ class LinkedMention:
     mention_latent_type: int | None = None
     mention_latent_probability: float | None = None
     mention_known_types: list[tuple[str, float]] = field(default_factory=list)  # predicted, best first
+
+    def by_part(self, parts: int) -> list[list[Candidate]]:
+        """The candidates of each of the first ``parts`` parts (a query's list, as ``link_queries`` gives it), in order."""
+        out: list[list[Candidate]] = [[] for _ in range(parts)]
+        for c in self.candidates:
+            if c.part < parts:
+                out[c.part].append(c)
+        return out

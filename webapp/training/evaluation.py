@@ -116,13 +116,11 @@ def _ranked_in_context(linker: Any, eval_set: list[Any], texts: dict[str, str], 
     by_doc: dict[str, list[int]] = {}
     for i, m in enumerate(eval_set):
         by_doc.setdefault(m.pmid, []).append(i)
-    out: list[list[list[Any]]] = [[[] for _ in m.queries] for m in eval_set]
+    out: list[list[list[Any]]] = [[] for _ in eval_set]
     for pmid, rows in by_doc.items():
         spans = [MentionSpan(eval_set[i].text, eval_set[i].start, eval_set[i].end) for i in rows]
         for i, linked in zip(rows, linker.link_in_context(spans, texts.get(pmid, ""), k), strict=True):
-            for c in linked.candidates:
-                if c.part < len(out[i]):
-                    out[i][c.part].append(c)
+            out[i] = linked.by_part(len(eval_set[i].queries))
     return out
 
 
