@@ -101,6 +101,9 @@ def train_latte_artifact(
                                        on_epoch_end=callbacks.on_epoch_end, checkpoint_dir=folder / "checkpoints")
     report |= trained
     callbacks.phase("latent-types")
+    t_names = time.perf_counter()
+    reranker.store_name_vectors(base.table.raw_names)  # as candidates carry them (Candidate.name)
+    report["name_vectors"] = {"names": len(reranker.name_vectors or ()), "s": round(time.perf_counter() - t_names, 1)}
     reranker.latent_types = latent_type_summaries(reranker, base.table)
     report["latent_usage"] = latent_usage(reranker.latent_types)
     reranker.metadata = {k: v for k, v in report.items() if k not in ("latte",)}

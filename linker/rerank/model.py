@@ -147,32 +147,59 @@ class LatteModel(nn.Module):
                 features: torch.Tensor) -> LatteOutput:
         """``mention``: states [B, m, h], mask, flags; ``candidates``: states [B·C, n, h], mask, flags;
         ``features``: the retriever's features [B, C, F]."""
-        p_states, p_mask, p_flags = mention
         c_states, c_mask, c_flags = candidates
         b, c = features.shape[0], features.shape[1]
-        up = self.encode(p_states, p_mask, p_flags)  # [B, m, d]
+        up, p_mask, vp = self._mention(mention)
         uc = self.encode(c_states, c_mask, c_flags)  # [B·C, n, d]
-        focus = p_flags <= 2  # query and mention tokens
-        vp = self.latent_logits(up, p_mask, focus & (p_flags > 0))  # [B, K]
-        vc = self.latent_logits(uc, c_mask, c_mask)  # [B·C, K]
-        lp, lc = vp.softmax(-1), vc.softmax(-1).view(b, c, -1)
-        g = nn.functional.cosine_similarity(lp.unsqueeze(1), lc, dim=-1)  # [B, C]
-
+        vc = self.candidate_latent_logits(_masked_mean(uc, c_mask)).view(b, c, -1)  # [B, C, K]
         if self.config.use_match:
             f = self._match(up.repeat_interleave(c, dim=0), p_mask.repeat_interleave(c, dim=0), uc, c_mask).view(b, c)
         else:
-            f = torch.zeros_like(g)
+            f = torch.zeros(b, c)
+        return self._output(f, vp, vc, features)
+
+    def pooled_names(self, states: torch.Tensor, mask: torch.Tensor, flags: torch.Tensor) -> torch.Tensor:
+        """Each name's pooled encoding [N, d] (the mean of its encoded tokens): all its latent and known types
+        are read from (:meth:`candidate_latent_logits`), and it depends on the name alone."""
+        return _masked_mean(self.encode(states, mask, flags), mask)
+
+    def candidate_latent_logits(self, pooled: torch.Tensor) -> torch.Tensor:
+        """v^c from a name's pooled encoding: :meth:`latent_logits` with the whole name as its focus."""
+        return self.latent(torch.cat([pooled, pooled], dim=-1))
+
+    def types_only(self, mention: tuple[torch.Tensor, torch.Tensor, torch.Tensor], pooled: torch.Tensor,
+                   features: torch.Tensor) -> LatteOutput:
+        """As :meth:`forward` for a model whose ranking does not read f (:meth:`keeps_retriever_order`, or f
+        switched off), the candidates given by their names' pooled encodings [B, C, d] (:meth:`pooled_names`):
+        no candidate token passes through the encoder or the cross-attention, and f is NaN."""
+        if self.config.use_match and float(self.w_f.detach()) != 0.0:
+            raise ValueError("this model's ranking reads f (w_f is not 0): score it with forward()")
+        _, _, vp = self._mention(mention)
+        return self._output(None, vp, self.candidate_latent_logits(pooled), features)
+
+    def _mention(self, mention: tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The mention's encoded tokens u^p [B, m, d], its mask and its latent logits v^p [B, K]."""
+        p_states, p_mask, p_flags = mention
+        up = self.encode(p_states, p_mask, p_flags)
+        focus = (p_flags > 0) & (p_flags <= 2)  # query and mention tokens
+        return up, p_mask, self.latent_logits(up, p_mask, focus)
+
+    def _output(self, f: torch.Tensor | None, vp: torch.Tensor, vc: torch.Tensor, features: torch.Tensor) -> LatteOutput:
+        """g, r and the known-type logits from f [B, C] (None: not computed, NaN in the output, not in r) and the
+        latent logits v^p [B, K], v^c [B, C, K]."""
+        lp, lc = vp.softmax(-1), vc.softmax(-1)
+        g = nn.functional.cosine_similarity(lp.unsqueeze(1), lc, dim=-1)  # [B, C]
         score = torch.zeros_like(g)
-        if self.config.use_match:
+        if f is None:
+            f = torch.full_like(g, float("nan"))
+        elif self.config.use_match:
             score = score + self.w_f * f
         if self.config.use_latent:
             score = score + self.w_g * g
         if self.config.use_features:
             score = score + self.features(features).squeeze(-1)
-        known_p = self.known_logits(vp)
-        known_c = self.known_logits(vc)
-        return LatteOutput(score, f, g, lp, lc, known_p,
-                           known_c.view(b, c, -1) if known_c is not None else None)
+        return LatteOutput(score, f, g, lp, lc, self.known_logits(vp), self.known_logits(vc))
 
     def _match(self, up: torch.Tensor, p_mask: torch.Tensor, uc: torch.Tensor, c_mask: torch.Tensor) -> torch.Tensor:
         d = up.shape[-1]

@@ -6,6 +6,8 @@ Folder ``rerank/`` inside a linker artifact::
     model.pt            the LatteModel's weights
     latent_types.json   per latent type: how many dictionary names it holds and its most typical names
     concept_types.json  concept id -> its known types (as trained; the candidates' types in the panel)
+    name_vectors.npy    each dictionary name's pooled encoding, and name_vectors.json its names
+                        (:mod:`linker.rerank.name_vectors`; optional: re-rankers saved before 2026-11-28 lack them)
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from linker.encoders.base import NameEncoder
 from linker.encoders.transformer import TransformerEncoder
 from linker.rerank.context import DEFAULT_WINDOW_WORDS, MentionContext
 from linker.rerank.features import retriever_features
-from linker.rerank.model import LatteConfig, LatteModel
+from linker.rerank.model import LatteConfig, LatteModel, LatteOutput
+from linker.rerank.name_vectors import NameVectors
 from linker.rerank.results import LatentTypeSummary
 from linker.rerank.states import TokenStates, pad
 from linker.retrieval import Candidate
@@ -84,6 +87,7 @@ class Reranker:
         concept_types: Mapping[str, tuple[str, ...]],
         latent_types: Sequence[LatentTypeSummary] = (),
         metadata: Mapping[str, Any] | None = None,
+        name_vectors: NameVectors | None = None,
     ) -> None:
         self.model = model.eval()
         self.encoder = encoder
@@ -93,6 +97,7 @@ class Reranker:
         self.latent_types = list(latent_types)
         self.metadata: dict[str, Any] = dict(metadata or {})
         self.states = TokenStates(encoder, settings.mention_max_length, settings.name_max_length)
+        self.name_vectors = name_vectors
 
     # --- scoring ---------------------------------------------------------------------------------------
 
@@ -121,12 +126,11 @@ class Reranker:
             return [ScoredCandidates(empty, empty, empty, empty.astype(np.int64), empty, -1, 0.0) for _ in contexts]
         mentions = pad(self.states.mentions(contexts))
         names = [c[i].name if i < len(c) else "" for c in candidates for i in range(width)]
-        name_items = self.states.names([n or "-" for n in names])
+        names = [n or "-" for n in names]
         feats = np.zeros((len(contexts), width, 8), dtype=np.float32)
         for i, (ctx, cands) in enumerate(zip(contexts, candidates, strict=True)):
             feats[i, : len(cands)] = retriever_features(ctx.query, cands, table, prior, dense_scale)
-        with torch.inference_mode():
-            out = self.model(mentions, pad(name_items), torch.from_numpy(feats))
+        out = self._run_model(mentions, names, torch.from_numpy(feats))
         known = torch.sigmoid(out.mention_known_logits) if out.mention_known_logits is not None else None
         results = []
         for i, cands in enumerate(candidates):
@@ -151,6 +155,45 @@ class Reranker:
                 mention_known_types=predicted,
             ))
         return results
+
+    def _run_model(self, mentions: tuple[torch.Tensor, torch.Tensor, torch.Tensor], names: list[str],
+                   features: torch.Tensor) -> LatteOutput:
+        """The network over B mentions and their B·C candidate names. A model that keeps the retriever's order
+        does not read f, so with stored name vectors its candidates need neither the transformer nor the
+        cross-attention: only their names' pooled encodings."""
+        b, c = features.shape[0], features.shape[1]
+        with torch.inference_mode():
+            if self.name_vectors is not None and self.model.keeps_retriever_order():
+                return self.model.types_only(mentions, self.pooled_names(names).view(b, c, -1), features)
+            return self.model(mentions, pad(self.states.names(names)), features)
+
+    def pooled_names(self, names: Sequence[str]) -> torch.Tensor:
+        """Each name's pooled encoding [N, d] (:meth:`LatteModel.pooled_names`): stored where the re-ranker has
+        it, else from the name's token states."""
+        rows = self.name_vectors.rows(names) if self.name_vectors is not None else [None] * len(names)
+        out = torch.zeros(len(names), 2 * self.model.config.hidden)
+        known = [i for i, r in enumerate(rows) if r is not None]
+        if known and self.name_vectors is not None:
+            out[known] = self.name_vectors.take([r for r in rows if r is not None])
+        missing = [i for i, r in enumerate(rows) if r is None]
+        if missing:
+            with torch.inference_mode():
+                out[missing] = self.model.pooled_names(*pad(self.states.names([names[i] for i in missing])))
+        return out
+
+    def store_name_vectors(self, names: Sequence[str], batch_size: int = 256) -> None:
+        """Compute and keep the pooled encoding of each distinct name (:mod:`linker.rerank.name_vectors`), in
+        batches of alike lengths, past the token-state cache (a dictionary's names would flush it)."""
+        distinct = sorted(set(names), key=lambda n: (len(n), n))
+        vectors = np.zeros((len(distinct), 2 * self.model.config.hidden), dtype=np.float16)
+        model = self.model.eval()
+        with torch.inference_mode():
+            for start in range(0, len(distinct), batch_size):
+                chunk = distinct[start : start + batch_size]
+                items = self.states.encode_names(chunk)
+                pooled = model.pooled_names(*pad([items[n] for n in chunk]))
+                vectors[start : start + len(chunk)] = pooled.numpy().astype(np.float16)
+        self.name_vectors = NameVectors(distinct, vectors)
 
     @property
     def keeps_retriever_order(self) -> bool:
@@ -196,6 +239,8 @@ class Reranker:
         (folder / "config.json").write_text(json.dumps(payload, indent=2, default=str) + "\n")
         (folder / "latent_types.json").write_text(json.dumps([asdict(s) for s in self.latent_types]) + "\n")
         (folder / "concept_types.json").write_text(json.dumps(self.concept_types, sort_keys=True) + "\n")
+        if self.name_vectors is not None:
+            self.name_vectors.save(folder)
 
     @classmethod
     def load(cls, folder: str | Path, encoder: NameEncoder | None, table: NameTable) -> Reranker:
@@ -217,6 +262,9 @@ class Reranker:
             concept_types = {str(k): tuple(v) for k, v in json.loads((folder / "concept_types.json").read_text()).items()}
             model = LatteModel(config)
             model.load_state_dict(torch.load(folder / "model.pt", map_location="cpu", weights_only=True))
+            name_vectors = NameVectors.load(folder)
+            if name_vectors is not None and name_vectors.dim != 2 * config.hidden:
+                raise ValueError(f"name vectors of width {name_vectors.dim} for a model of width {2 * config.hidden}")
         except RerankerError:
             raise
         except FileNotFoundError as exc:
@@ -232,4 +280,4 @@ class Reranker:
                 f"({len(table.concepts)} concepts)")
         if payload.get("encoder_fingerprint") != encoder.fingerprint():
             raise RerankerError(f"{folder}: trained over another transformer than this linker's encoder")
-        return cls(model, encoder, settings, labels, concept_types, latent, payload.get("metadata"))
+        return cls(model, encoder, settings, labels, concept_types, latent, payload.get("metadata"), name_vectors)

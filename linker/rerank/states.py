@@ -130,15 +130,16 @@ class TokenStates:
         # in two halves of alike lengths, one of them on a second core where torch keeps to one thread.
         missing = sorted((n for n in dict.fromkeys(names) if n not in found), key=len)
         if 4 <= len(missing) <= self.batch_size and in_parallel():
-            other = beside(self._encode_names, missing[1::2])
-            found.update(self._encode_names(missing[0::2]))
+            other = beside(self.encode_names, missing[1::2])
+            found.update(self.encode_names(missing[0::2]))
             found.update(other.result())
         else:
-            found.update(self._encode_names(missing))
+            found.update(self.encode_names(missing))
         self._remember(self._name_cache, found)
         return [found[n] for n in names]
 
-    def _encode_names(self, names: Sequence[str]) -> dict[str, Item]:
+    def encode_names(self, names: Sequence[str]) -> dict[str, Item]:
+        """``names`` through the transformer, not cached (:meth:`names` caches)."""
         out: dict[str, Item] = {}
         tok = self.encoder.tokenizer
         for start in range(0, len(names), self.batch_size):

@@ -238,7 +238,7 @@ def evaluate_reranking(reranker: Reranker, data: PreparedExamples, k: int = 10) 
 def latent_type_summaries(reranker: Reranker, table: NameTable, max_names: int = 20000, typical: int = 5,
                           seed: int = 13) -> list[LatentTypeSummary]:
     """Every latent type described by the dictionary's names: the preferred names of (up to ``max_names``)
-    concepts are typed; a type's typical names are those to which it gives the highest probability, and its
+    concepts are typed (from the stored name vectors where the re-ranker has them); a type's typical names are those to which it gives the highest probability, and its
     count is how many names have it as their most likely type. Ordered by count, largest first."""
     names = sorted({table.preferred_names[c] for c in table.concepts if table.preferred_names.get(c)})
     if len(names) > max_names:
@@ -251,8 +251,7 @@ def latent_type_summaries(reranker: Reranker, table: NameTable, max_names: int =
     with torch.inference_mode():
         for start in range(0, len(names), 256):
             chunk = names[start : start + 256]
-            states, mask, flags = pad(reranker.states.names(chunk))
-            probs = model.latent_logits(model.encode(states, mask, flags), mask, mask).softmax(-1)  # [n, K]
+            probs = model.candidate_latent_logits(reranker.pooled_names(chunk)).softmax(-1)  # [n, K]
             counts += torch.bincount(probs.argmax(-1), minlength=k)
             merged_p = torch.cat([top_p, probs])
             merged_i = torch.cat([top_i, torch.arange(start, start + len(chunk)).unsqueeze(1).expand(-1, k)])

@@ -89,6 +89,30 @@ def test_ranking_as_the_retriever_keeps_the_trained_type_heads() -> None:
     assert all(torch.equal(a, p) for a, p in zip(known_before, model.known.parameters(), strict=True))  # type: ignore[union-attr]
 
 
+def test_types_from_pooled_names_are_the_full_passes_types() -> None:
+    """A model that keeps the retriever's order scores from its candidates' pooled names (no candidate token through
+    the encoder or the cross-attention) and gives the same r, g and types as the full pass; f is not computed."""
+    torch.manual_seed(1)
+    model = LatteModel(LatteConfig(input_dim=16, hidden=8, latent_types=32, known_types=3)).eval()
+    b, c, n = 2, 4, 5
+    mention = (torch.randn(b, 7, 16), torch.ones(b, 7, dtype=torch.bool), torch.full((b, 7), 2))
+    mask = torch.ones(b * c, n, dtype=torch.bool)
+    mask[1, 3:] = False  # a shorter name
+    candidates = (torch.randn(b * c, n, 16), mask, torch.full((b * c, n), 2))
+    features = torch.randn(b, c, 8)
+    with torch.no_grad():
+        full = model(mention, candidates, features)
+        short = model.types_only(mention, model.pooled_names(*candidates).view(b, c, -1), features)
+    for name in ("score", "type_similarity", "mention_latent", "candidate_latent", "mention_known_logits",
+                 "candidate_known_logits"):
+        assert torch.allclose(getattr(full, name), getattr(short, name), atol=1e-5), name
+    assert torch.isnan(short.match).all()
+    with torch.no_grad():
+        model.w_f.fill_(0.5)
+    with pytest.raises(ValueError, match="reads f"):
+        model.types_only(mention, model.pooled_names(*candidates).view(b, c, -1), features)
+
+
 def _latent_gradient(part_weight: float) -> float:
     """The gradient that reaches the latent-type layer W_l in one step from the initial state (the retriever's
     order: w_f = w_g = 0), without the known-type loss."""
@@ -186,6 +210,45 @@ def test_a_reranker_that_kept_the_retrievers_order_serves_its_types_with_the_ret
     with torch.no_grad():
         linker.reranker.model.w_f.fill_(0.5)  # f counts: the re-ranker orders again
     assert not linker.reranker.keeps_retriever_order and linker.link_in_context([span], text, k=5)[0].ranked_by == "latte"
+
+
+def test_stored_name_vectors_type_the_candidates_without_their_token_states(trained, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Training stores every dictionary name's pooled encoding with the re-ranker; one that keeps the retriever's
+    order then types a panel's candidates from them, as the token states would, and encodes only names it lacks."""
+    _, folder, report = trained
+    assert (folder / "rerank" / "name_vectors.npy").exists() and report["name_vectors"]["names"] > 0
+    text = "High glucose and DM needed insulin."
+    span = MentionSpan("DM", text.index("DM"), text.index("DM") + 2)
+    linker = Linker.load(folder, strict_rerank=True)
+    reranker = linker.reranker
+    assert reranker is not None and reranker.name_vectors is not None
+    assert set(linker.table.raw_names) <= set(reranker.name_vectors.names)
+    reranker.model.rank_as_retriever()
+    served = linker.link_in_context([span], text, k=5)[0]
+    assert not reranker.states._name_cache  # no candidate name went through the transformer
+    reranker.name_vectors = None  # as a re-ranker saved without them
+    full = linker.link_in_context([span], text, k=5)[0]
+    assert reranker.states._name_cache
+    assert served.typing is not None and full.typing is not None
+    assert [(c.concept_id, c.score) for c in served.candidates] == [(c.concept_id, c.score) for c in full.candidates]
+    assert [t.latent_type for t in served.typing] == [t.latent_type for t in full.typing]
+    assert [round(t.type_similarity, 2) for t in served.typing] == [round(t.type_similarity, 2) for t in full.typing]
+    assert [label for label, _ in served.mention_known_types] == [label for label, _ in full.mention_known_types]
+
+    # A curator synonym added live is not in the store: it is encoded, and typed as the store would have typed it.
+    reranker = Linker.load(folder, strict_rerank=True).reranker
+    assert reranker is not None and reranker.name_vectors is not None
+    name = reranker.name_vectors.names[0]
+    stored = reranker.pooled_names([name])
+    reranker.name_vectors = None
+    assert torch.allclose(stored, reranker.pooled_names([name]), atol=2e-2)
+
+    # A re-ranker folder whose name vectors are broken is refused as corrupted.
+    broken = tmp_path / "broken"
+    shutil.copytree(folder, broken)
+    (broken / "rerank" / "name_vectors.json").write_text('["only one name"]\n')
+    with pytest.raises(RerankerError, match="corrupted"):
+        Linker.load(broken, strict_rerank=True)
 
 
 def test_a_calibration_fitted_on_other_scores_than_the_linker_serves_is_set_aside(trained, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
