@@ -162,7 +162,7 @@ class Link(models.Model):
         MODEL = "model", "Model suggestion"
         CURATOR = "curator", "Curator decision"
 
-    mention = models.ForeignKey(Mention, on_delete=models.CASCADE, related_name="links")
+    mention = models.ForeignKey(Mention, on_delete=models.CASCADE, related_name="links", db_index=False)  # link_mention_origin
     part = models.PositiveSmallIntegerField(default=0, help_text="Index of the composite part this link is for.")
     concept = models.ForeignKey(Concept, null=True, blank=True, on_delete=models.PROTECT, related_name="links")
     concept_ref = models.CharField(
@@ -196,7 +196,15 @@ class Link(models.Model):
                 name="link_has_concept_or_is_nil",
             ),
         ]
-        indexes = [models.Index(fields=["origin", "concept"], name="link_origin_concept")]
+        indexes = [
+            models.Index(fields=["origin", "concept"], name="link_origin_concept"),
+            # A mention's links of one origin (its suggestions: the panel, storing them, a decision): with only
+            # (mention) and (origin, concept) to choose from, statistics taken before the first suggestions (an
+            # import's) made the planner read every model link of the table through (origin, concept) and keep
+            # the mention's: 5 ms a query at 2K model links, growing with each panel viewed, until an ANALYZE.
+            # Both columns in one index leave it no worse plan. It serves (mention) alone as well.
+            models.Index(fields=["mention", "origin"], name="link_mention_origin"),
+        ]
 
     def __str__(self) -> str:
         target = "NIL" if self.nil else (self.concept.concept_id if self.concept else self.concept_ref)
