@@ -7,7 +7,7 @@ Folder ``rerank/`` inside a linker artifact::
     latent_types.json   per latent type: how many dictionary names it holds and its most typical names
     concept_types.json  concept id -> its known types (as trained; the candidates' types in the panel)
     name_vectors.npy    each dictionary name's pooled encoding, and name_vectors.json its names
-                        (:mod:`linker.rerank.name_vectors`; optional: re-rankers saved before 2026-11-28 lack them)
+                        (:mod:`linker.rerank.name_vectors`; optional: older re-rankers lack them and encode names)
 """
 
 from __future__ import annotations
