@@ -123,6 +123,10 @@ class LatteModel(nn.Module):
                     and (not self.config.use_match or float(self.w_f) == 0.0)
                     and (not self.config.use_latent or float(self.w_g) == 0.0))
 
+    def reads_match(self) -> bool:
+        """Whether r depends on f: f switched on and weighted (a model that keeps the retriever's order weights it 0)."""
+        return self.config.use_match and float(self.w_f.detach()) != 0.0
+
     def encode(self, states: torch.Tensor, mask: torch.Tensor, flags: torch.Tensor) -> torch.Tensor:
         x = self.project(states) + self.flags(flags)
         if self.config.encoder == "conv":
@@ -159,8 +163,8 @@ class LatteModel(nn.Module):
         return self._output(f, vp, vc, features)
 
     def pooled_names(self, states: torch.Tensor, mask: torch.Tensor, flags: torch.Tensor) -> torch.Tensor:
-        """Each name's pooled encoding [N, d] (the mean of its encoded tokens): all its latent and known types
-        are read from (:meth:`candidate_latent_logits`), and it depends on the name alone."""
+        """Each name's pooled encoding [N, d] (the mean of its encoded tokens): what the name's latent and known
+        types are read from (:meth:`candidate_latent_logits`); it depends on the name alone."""
         return _masked_mean(self.encode(states, mask, flags), mask)
 
     def candidate_latent_logits(self, pooled: torch.Tensor) -> torch.Tensor:
@@ -169,10 +173,10 @@ class LatteModel(nn.Module):
 
     def types_only(self, mention: tuple[torch.Tensor, torch.Tensor, torch.Tensor], pooled: torch.Tensor,
                    features: torch.Tensor) -> LatteOutput:
-        """As :meth:`forward` for a model whose ranking does not read f (:meth:`keeps_retriever_order`, or f
-        switched off), the candidates given by their names' pooled encodings [B, C, d] (:meth:`pooled_names`):
-        no candidate token passes through the encoder or the cross-attention, and f is NaN."""
-        if self.config.use_match and float(self.w_f.detach()) != 0.0:
+        """As :meth:`forward` for a model whose ranking does not read f (:meth:`reads_match`), the candidates given
+        by their names' pooled encodings [B, C, d] (:meth:`pooled_names`): no candidate token passes through the
+        encoder or the cross-attention, and f is NaN."""
+        if self.reads_match():
             raise ValueError("this model's ranking reads f (w_f is not 0): score it with forward()")
         _, _, vp = self._mention(mention)
         return self._output(None, vp, self.candidate_latent_logits(pooled), features)

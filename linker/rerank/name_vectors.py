@@ -2,10 +2,11 @@
 
 A candidate's latent type, its latent distribution (for g) and its known-type logits are all read from one vector,
 its name's pooled encoding (:meth:`linker.rerank.model.LatteModel.pooled_names`), which depends on the name alone.
-Stored per name with the re-ranker (float16, 2·hidden values: about 40 MB for CTD MEDIC's 78K names), they let a
-re-ranker that keeps the retriever's order type a panel's candidates without running the transformer over their
-names, which was the largest cost of a first view after retrieval. A re-ranker that re-orders still needs the
-names' token states for f. Names the store lacks (curator synonyms added after training) are encoded as before.
+Stored per name with the re-ranker (float16, 2·hidden values: about 40 MB for CTD MEDIC's 75K names), they let a
+re-ranker whose ranking does not read f (one that keeps the retriever's order, or a g-only ablation) type a panel's
+candidates without running the transformer over their names, which was the largest cost of a first view after
+retrieval. A re-ranker whose ranking reads f still needs the names' token states. Names the store lacks (curator
+synonyms added after training) are encoded as before.
 
 Files in the re-ranker's folder: ``name_vectors.npy`` ([N, d] float16) and ``name_vectors.json`` (the N names, in
 the same order).

@@ -158,12 +158,12 @@ class Reranker:
 
     def _run_model(self, mentions: tuple[torch.Tensor, torch.Tensor, torch.Tensor], names: list[str],
                    features: torch.Tensor) -> LatteOutput:
-        """The network over B mentions and their B·C candidate names. A model that keeps the retriever's order
-        does not read f, so with stored name vectors its candidates need neither the transformer nor the
-        cross-attention: only their names' pooled encodings."""
+        """The network over B mentions and their B·C candidate names. A model whose ranking does not read f (one
+        that keeps the retriever's order weights it 0) needs, with stored name vectors, neither the transformer
+        over its candidates nor the cross-attention: only their names' pooled encodings."""
         b, c = features.shape[0], features.shape[1]
         with torch.inference_mode():
-            if self.name_vectors is not None and self.model.keeps_retriever_order():
+            if self.name_vectors is not None and not self.model.reads_match():
                 return self.model.types_only(mentions, self.pooled_names(names).view(b, c, -1), features)
             return self.model(mentions, pad(self.states.names(names)), features)
 

@@ -109,8 +109,16 @@ def test_types_from_pooled_names_are_the_full_passes_types() -> None:
     assert torch.isnan(short.match).all()
     with torch.no_grad():
         model.w_f.fill_(0.5)
+    assert model.reads_match()
     with pytest.raises(ValueError, match="reads f"):
         model.types_only(mention, model.pooled_names(*candidates).view(b, c, -1), features)
+    # The g-only ablation re-orders by g without reading f: the same short path serves it.
+    g_only = LatteModel(LatteConfig(input_dim=16, hidden=8, latent_types=32, known_types=3, use_match=False)).eval()
+    with torch.no_grad():
+        g_only.w_g.fill_(3.0)
+        full = g_only(mention, candidates, features)
+        short = g_only.types_only(mention, g_only.pooled_names(*candidates).view(b, c, -1), features)
+    assert not g_only.reads_match() and torch.allclose(full.score, short.score, atol=1e-5)
 
 
 def _latent_gradient(part_weight: float) -> float:
