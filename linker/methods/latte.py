@@ -34,6 +34,10 @@ class LatteRecipeConfig:
     folds: int = 5
     device: str | None = None  # None: CUDA when there is one, else the CPU
     max_mentions: int | None = None  # a cap on training mention parts (tests, quick runs)
+    # Each dictionary name's pooled encoding is stored with the re-ranker (linker.rerank.name_vectors) up to this
+    # many distinct names: CTD MEDIC's 75K took 150 s and 38 MB on 2 cores; UMLS-size dictionaries (millions) would
+    # take hours and gigabytes, and their panels encode candidate names as before. 0: never.
+    name_vectors_max: int = 500_000
 
     @classmethod
     def paper(cls) -> LatteRecipeConfig:
@@ -102,7 +106,11 @@ def train_latte_artifact(
     report |= trained
     callbacks.phase("latent-types")
     t_names = time.perf_counter()
-    reranker.store_name_vectors(base.table.raw_names)  # as candidates carry them (Candidate.name)
+    distinct = len(set(base.table.raw_names))  # as candidates carry them (Candidate.name)
+    if 0 < distinct <= config.name_vectors_max:
+        reranker.store_name_vectors(base.table.raw_names)
+    else:
+        callbacks.log(f"no name vectors: {distinct} distinct names, more than name_vectors_max {config.name_vectors_max}")
     report["name_vectors"] = {"names": len(reranker.name_vectors or ()), "s": round(time.perf_counter() - t_names, 1)}
     reranker.latent_types = latent_type_summaries(reranker, base.table)
     report["latent_usage"] = latent_usage(reranker.latent_types)

@@ -259,6 +259,26 @@ def test_stored_name_vectors_type_the_candidates_without_their_token_states(trai
         Linker.load(broken, strict_rerank=True)
 
 
+def test_a_dictionary_over_the_name_vectors_cap_trains_without_them_and_serves(minilm, tiny_table: NameTable, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Millions of names would take hours to store: over ``name_vectors_max`` the re-ranker is saved without them,
+    says so in its report, and its panel encodes the candidates' names as before."""
+    docs = _docs(6)
+    base = Linker.build(tiny_table.copy(), copy.deepcopy(minilm), LinkerConfig(text=tiny_table.cfg))
+    base.save(tmp_path / "base")
+    config = LatteRecipeConfig(model=LatteConfig(hidden=16, latent_types=16),
+                               training=RerankTrainingConfig(epochs=1, batch_size=8, min_type_count=1),
+                               top_k=5, folds=2, name_vectors_max=3)
+    inputs = TrainingInputs(table=tiny_table.copy(), pairs=[], concept_counts=prior_counts(docs, tiny_table),
+                            out=tmp_path / "latte", documents=docs, concept_types=TYPES, base_artifact=tmp_path / "base")
+    folder, report = train("latte", inputs, config, TrainingCallbacks())
+    assert report["name_vectors"]["names"] == 0 and not (folder / "rerank" / "name_vectors.npy").exists()
+    linker = Linker.load(folder, strict_rerank=True)
+    assert linker.reranker is not None and linker.reranker.name_vectors is None
+    text = "High glucose and DM needed insulin."
+    served = linker.link_in_context([MentionSpan("DM", text.index("DM"), text.index("DM") + 2)], text, k=5)[0]
+    assert served.typing is not None and len(served.typing) == len(served.candidates)
+
+
 def test_a_calibration_fitted_on_other_scores_than_the_linker_serves_is_set_aside(trained, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from linker.calibration import Calibration
 
