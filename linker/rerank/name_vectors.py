@@ -44,9 +44,6 @@ class NameVectors:
     def dim(self) -> int:
         return int(self.vectors.shape[1])
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._row
-
     def rows(self, names: Sequence[str]) -> list[int | None]:
         """Each name's row, None for a name the store lacks."""
         return [self._row.get(n) for n in names]

@@ -125,8 +125,7 @@ class Reranker:
             empty = np.zeros(0, dtype=np.float32)
             return [ScoredCandidates(empty, empty, empty, empty.astype(np.int64), empty, -1, 0.0) for _ in contexts]
         mentions = pad(self.states.mentions(contexts))
-        names = [c[i].name if i < len(c) else "" for c in candidates for i in range(width)]
-        names = [n or "-" for n in names]
+        names = [(c[i].name if i < len(c) else "") or "-" for c in candidates for i in range(width)]
         feats = np.zeros((len(contexts), width, 8), dtype=np.float32)
         for i, (ctx, cands) in enumerate(zip(contexts, candidates, strict=True)):
             feats[i, : len(cands)] = retriever_features(ctx.query, cands, table, prior, dense_scale)

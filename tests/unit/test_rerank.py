@@ -156,17 +156,22 @@ def test_the_latent_types_learn_from_the_first_step() -> None:
 def trained(minilm, tiny_table: NameTable, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """A tiny base linker and a LATTE artifact trained over it through the recipe."""
     root = tmp_path_factory.mktemp("latte")
-    docs = _docs(12)
-    base = Linker.build(tiny_table.copy(), copy.deepcopy(minilm), LinkerConfig(text=tiny_table.cfg))
-    base.save(root / "base")
     config = LatteRecipeConfig(model=LatteConfig(hidden=16, latent_types=16),
                                training=RerankTrainingConfig(epochs=12, batch_size=8, lr=3e-3, min_type_count=1),
                                top_k=5, folds=3)
+    folder, report = _train_tiny(minilm, tiny_table, root, _docs(12), config, dev_documents=_docs(3))
+    return root, folder, report
+
+
+def _train_tiny(minilm, tiny_table: NameTable, root: Path, docs: list[PubTatorDocument], config: LatteRecipeConfig,  # type: ignore[no-untyped-def]
+                dev_documents: list[PubTatorDocument] | None = None) -> tuple[Path, dict]:
+    """A LATTE artifact in ``root / "latte"`` over a tiny base linker saved in ``root / "base"``, through the recipe."""
+    base = Linker.build(tiny_table.copy(), copy.deepcopy(minilm), LinkerConfig(text=tiny_table.cfg))
+    base.save(root / "base")
     inputs = TrainingInputs(table=tiny_table.copy(), pairs=[], concept_counts=prior_counts(docs, tiny_table),
                             out=root / "latte", documents=docs, concept_types=TYPES, base_artifact=root / "base",
-                            dev_documents=_docs(3))
-    folder, report = train("latte", inputs, config, TrainingCallbacks())
-    return root, folder, report
+                            dev_documents=dev_documents or ())
+    return train("latte", inputs, config, TrainingCallbacks())
 
 
 def test_training_lowers_the_loss_and_writes_a_linker_with_a_reranker(trained) -> None:  # type: ignore[no-untyped-def]
@@ -262,15 +267,10 @@ def test_stored_name_vectors_type_the_candidates_without_their_token_states(trai
 def test_a_dictionary_over_the_name_vectors_cap_trains_without_them_and_serves(minilm, tiny_table: NameTable, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Millions of names would take hours to store: over ``name_vectors_max`` the re-ranker is saved without them,
     says so in its report, and its panel encodes the candidates' names as before."""
-    docs = _docs(6)
-    base = Linker.build(tiny_table.copy(), copy.deepcopy(minilm), LinkerConfig(text=tiny_table.cfg))
-    base.save(tmp_path / "base")
     config = LatteRecipeConfig(model=LatteConfig(hidden=16, latent_types=16),
                                training=RerankTrainingConfig(epochs=1, batch_size=8, min_type_count=1),
                                top_k=5, folds=2, name_vectors_max=3)
-    inputs = TrainingInputs(table=tiny_table.copy(), pairs=[], concept_counts=prior_counts(docs, tiny_table),
-                            out=tmp_path / "latte", documents=docs, concept_types=TYPES, base_artifact=tmp_path / "base")
-    folder, report = train("latte", inputs, config, TrainingCallbacks())
+    folder, report = _train_tiny(minilm, tiny_table, tmp_path, _docs(6), config)
     assert report["name_vectors"]["names"] == 0 and not (folder / "rerank" / "name_vectors.npy").exists()
     linker = Linker.load(folder, strict_rerank=True)
     assert linker.reranker is not None and linker.reranker.name_vectors is None

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import time
 
+from django.contrib.postgres.indexes import GinIndex
 from django.db import connection, models
 
-from webapp.vocab.models import Dictionary, DictionaryVersion, KnownType
+from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, KnownType, Name, Term
 from webapp.vocab.version_writer import ImportReport
 
 __all__ = ["analyze_vocab", "locked_dictionary", "existing_version", "report_existing"]
 
 
-# The GIN indexes an import fills (webapp.vocab.models): concept search reads all three.
-GIN_INDEXES = ("concept_alt_ids_gin", "name_normalized_trgm", "term_trgm")
+# The GIN indexes an import fills, as the models declare them: concept search reads them all.
+GIN_INDEXES = tuple(index.name for model in (Concept, Name, Term) for index in model._meta.indexes
+                    if isinstance(index, GinIndex))
 
 
 def analyze_vocab() -> None:
