@@ -84,7 +84,7 @@ def latency(artifact: Path, dev: Path, types: set[str] | None, n: int) -> dict[s
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from linker.__main__ import evaluate_main
+    from linker.cli import evaluate_main
 
     result: dict[str, Any] = {"machine": describe_machine()}
     for name in [d for d in args.datasets.split(",") if d]:

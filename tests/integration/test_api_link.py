@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rest_framework.test import APIClient
 
-from linker.__main__ import link_main
+from linker.cli import link_main
 from linker.data import ConceptRecord, Synonym, iter_pubtator
 from linker.linker import Linker
 from webapp.training.models import IndexVersion
@@ -129,7 +129,7 @@ def test_link_endpoint_matches_the_linker_cli_on_ncbi_dev(shared_data: Path, tmp
     import_dictionary(medic, dictionary_slug="medic2012")
     version = Dictionary.objects.get(slug="medic2012").latest_version()
     assert version is not None
-    from linker.__main__ import build_index_main
+    from linker.cli import build_index_main
 
     build_index_main(medic, tmp_path / "index", sparse_only=True)
     _activate(version, tmp_path / "index")

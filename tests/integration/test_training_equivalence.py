@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from linker.__main__ import main
+from linker.cli import main
 from linker.linker import Linker
 from tests.integration.test_training_runs import CONCEPTS, DOCS, _collection, _dictionary
 from webapp.training.execution import run_training

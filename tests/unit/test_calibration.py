@@ -101,7 +101,7 @@ def test_a_calibrated_linker_keeps_its_calibration_through_save_and_load(tiny_di
 
 
 def test_the_cli_calibrates_an_artifact_on_gold_and_nil_mentions(tiny_dictionary_file: Path, tmp_path: Path) -> None:
-    from linker.__main__ import main
+    from linker.cli import main
     from linker.data import iter_dnorm_dictionary
 
     Linker.build(list(iter_dnorm_dictionary(tiny_dictionary_file)), None,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from linker.__main__ import main
+from linker.cli import main
 from linker.linker import Linker
 
 TRAIN = """\
@@ -51,18 +51,18 @@ def test_an_unknown_scope_is_refused(tiny_dictionary_file: Path, tmp_path: Path)
 
 
 def test_the_bne_flags_reach_its_config_and_other_methods_refuse_them() -> None:
-    from linker.__main__ import _fast_config, _parser
+    from linker.cli.parser import build_parser, fast_config
     from linker.encoders.bne import FAST_BNE, BNEConfig
 
-    args = _parser().parse_args(["train", "--method", "bne", "--dictionary", "d", "--train", "t", "--out", "o",
-                                 "--bne-size", "fast", "--epoch-names", "512", "--negatives", "16"])
-    config = _fast_config(args)
+    args = build_parser().parse_args(["train", "--method", "bne", "--dictionary", "d", "--train", "t", "--out", "o",
+                                       "--bne-size", "fast", "--epoch-names", "512", "--negatives", "16"])
+    config = fast_config(args)
     assert (config.bne, config.epoch_names, config.negatives) == (FAST_BNE, 512, 16)
-    paper = _fast_config(_parser().parse_args(["train", "--method", "bne", "--dictionary", "d", "--train", "t",
-                                               "--out", "o"]))
+    paper = fast_config(build_parser().parse_args(["train", "--method", "bne", "--dictionary", "d", "--train", "t",
+                                                     "--out", "o"]))
     assert (paper.bne, paper.epoch_names, paper.negatives) == (BNEConfig(), 0, 1)
     for flags in (["--bne-size", "fast"], ["--negatives", "4"]):
-        dan = _parser().parse_args(["train", "--method", "dan", "--dictionary", "d", "--train", "t", "--out", "o",
-                                    *flags])
+        dan = build_parser().parse_args(["train", "--method", "dan", "--dictionary", "d", "--train", "t", "--out", "o",
+                                          *flags])
         with pytest.raises(SystemExit, match="dan does not take"):
-            _fast_config(dan)
+            fast_config(dan)

@@ -148,7 +148,7 @@ def test_the_cli_trains_a_tagger_and_detects_with_it_and_a_dictionary(
     trained: tuple[Path, dict], tiny_dictionary_file: Path, tmp_path: Path,  # type: ignore[type-arg]
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from linker.__main__ import main
+    from linker.cli import main
 
     corpus = tmp_path / "train.PubTator"
     corpus.write_text(PUBTATOR, encoding="utf-8")

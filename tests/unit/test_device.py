@@ -141,7 +141,7 @@ def test_a_build_records_its_device_and_batch_in_the_artifact(minilm: Transforme
 
 def test_the_cli_build_encodes_where_linker_device_says(monkeypatch: pytest.MonkeyPatch, tiny_dictionary_file: Path,
                                                           tmp_path: Path) -> None:
-    from linker.__main__ import build_index_main
+    from linker.cli import build_index_main
 
     monkeypatch.setenv("LINKER_DEVICE", "cpu")
     result = build_index_main(tiny_dictionary_file, tmp_path / "index")

@@ -392,7 +392,7 @@ def _write_pubtator(docs: list[PubTatorDocument], path: Path) -> Path:
 
 
 def test_the_cli_trains_a_reranker_and_evaluates_it_in_context(trained, tiny_dictionary_file: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from linker.__main__ import main
+    from linker.cli import main
 
     root, _, _ = trained
     train_file = _write_pubtator(_docs(12), tmp_path / "train.txt")

@@ -1,0 +1,359 @@
+"""Command line: ``python -m linker build-index | train | train-word-vectors | pretrain-hierarchy | train-rerank |
+train-tagger | evaluate | calibrate | link | detect``
+(files in, files out).
+
+argparse lives only here; each sub-command calls a typed ``*_main`` function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from linker.cli.common import DEVICE_HELP, parse_types
+from linker.cli.index import build_index_main
+from linker.cli.inference import calibrate_main, detect_main, evaluate_main, link_main
+from linker.cli.training import (
+    pretrain_hierarchy_main,
+    train_main,
+    train_rerank_main,
+    train_tagger_main,
+    train_word_vectors_main,
+)
+from linker.data import DICTIONARY_FORMATS
+from linker.detect.merge import RULES
+from linker.index import KINDS
+from linker.methods.biosyn import BioSynRecipeConfig
+from linker.methods.hiprbert import HiPrBERTRecipeConfig
+from linker.methods.latte import LatteRecipeConfig
+from linker.methods.tagger import TaggerRecipeConfig
+from linker.rerank.model import LatteConfig
+from linker.rerank.training import RerankTrainingConfig
+from linker.train import SCOPES, BioSynConfig, TrainerConfig
+
+__all__ = ["build_parser", "main", "train_config", "fast_config", "hierarchy_config", "rerank_config", "tagger_config"]
+
+
+def train_config(args: argparse.Namespace) -> BioSynRecipeConfig:
+    """The train sub-command's flags; those not given take the scope's defaults (linker.train.SCOPE_DEFAULTS)."""
+    defaults = BioSynConfig()
+    return BioSynRecipeConfig(
+        biosyn=BioSynConfig(num_threads=args.threads, topk=args.topk or defaults.topk,
+                            batch_size=args.batch_size or defaults.batch_size),
+        scope=args.scope, epochs=args.epochs, lr=args.lr, pretrain_epochs=args.pretrain_epochs,
+        pretrain_max_pairs=args.pretrain_pairs, skip_pretrain=args.skip_pretrain, max_queries=args.max_queries,
+        prior_weight=args.prior_weight, device=args.device or None, feature_cache=args.feature_cache,
+        layers=tuple(int(x) for x in args.layers.split(",")) if args.layers else None,
+    )
+
+
+def fast_config(args: argparse.Namespace) -> Any:
+    """The train flags that the BNE or DAN config has, over its defaults (the papers' settings)."""
+    from dataclasses import fields
+
+    from linker.recipe import get_method
+
+    config = get_method(args.method).config_class()
+    names = {f.name for f in fields(config)}
+    given: dict[str, Any] = {
+        "epochs": args.epochs, "lr": args.lr, "batch_size": args.batch_size, "patience": args.patience,
+        "max_minutes": args.max_minutes, "threads": args.threads, "level": args.level, "device": args.device,
+        "objectives": tuple(o.strip() for o in args.objectives.split(",")) if args.objectives else None,
+        "negatives": args.negatives,
+    }
+    unknown = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None and k not in names
+               and k not in ("threads", "device")]
+    if unknown:
+        raise SystemExit(f"{args.method} does not take {', '.join(unknown)}")
+    if args.bne_size != "paper" or args.epoch_names is not None:
+        if args.method != "bne":
+            raise SystemExit(f"{args.method} does not take --bne-size or --epoch-names")
+        from linker.encoders.bne import FAST_BNE
+
+        given["bne"] = FAST_BNE if args.bne_size == "fast" else None
+        given["epoch_names"] = args.epoch_names
+    return replace(config, **{k: v for k, v in given.items() if v is not None and k in names})
+
+
+def hierarchy_config(args: argparse.Namespace) -> HiPrBERTRecipeConfig:
+    """The pretrain-hierarchy flags; those not given take the scope's defaults (linker.methods.hiprbert)."""
+    from linker.hierarchy.training import HierarchyPretrainConfig
+
+    return HiPrBERTRecipeConfig(
+        pretrain=HierarchyPretrainConfig(num_threads=args.threads), scope=args.scope, epochs=args.epochs,
+        batch_size=args.batch_size, max_batches=args.max_batches, lr=args.lr, distances=args.distances,
+        holdout_share=args.holdout, device=args.device or None,
+        layers=tuple(int(x) for x in args.layers.split(",")) if args.layers else None,
+    )
+
+
+def rerank_config(args: argparse.Namespace) -> LatteRecipeConfig:
+    base = LatteRecipeConfig.paper() if args.paper else LatteRecipeConfig()
+    model = replace(base.model, latent_types=args.latent_types, hidden=base.model.hidden if args.paper else args.hidden,
+                    use_match="match" not in args.without, use_latent="latent" not in args.without,
+                    use_features="features" not in args.without)
+    training = replace(base.training, epochs=args.epochs, known_type_weight=args.known_type_weight,
+                       part_weight=args.part_weight, num_threads=args.threads)
+    return replace(base, model=model, training=training, top_k=args.top_k, device=args.device or None)
+
+
+def tagger_config(args: argparse.Namespace) -> TaggerRecipeConfig:
+    """The train-tagger flags given, over the recipe's CPU defaults."""
+    given = {"epochs": args.epochs, "lr": args.lr, "batch_size": args.batch_size, "max_length": args.max_length,
+             "stride": args.stride, "max_documents": args.max_documents, "num_threads": args.threads,
+             "device": args.device, "seed": args.seed,
+             "dictionary_features": False if getattr(args, "no_dictionary_features", False) else None}
+    return replace(TaggerRecipeConfig(), **{k: v for k, v in given.items() if v is not None})
+
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m linker", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("build-index", help="dictionary (+ training mentions) -> artifact folder")
+    b.add_argument("--dictionary", required=True)
+    b.add_argument("--out", required=True)
+    b.add_argument("--encoder", help="encoder folder (default: the base model)")
+    b.add_argument("--merge-train", nargs="*", default=[], help="PubTator files whose mentions join the dictionary")
+    b.add_argument("--mention-types", help="comma-separated, e.g. Disease")
+    b.add_argument("--index", default="auto", choices=list(KINDS),
+                   help="auto: flat (exact) below a million names, else an HNSW graph with a float16 copy; ivfpq: "
+                        "product-quantised codes for tens of millions of names")
+    b.add_argument("--hnsw-storage", choices=["flat", "sq8"], default="flat", help="sq8: the graph's vectors as int8")
+    b.add_argument("--vector-dtype", choices=["auto", "float32", "float16"], default="auto",
+                   help="the kept copy of the vectors (pair scores, re-ranking of quantised candidates); auto: float16 "
+                        "from a million names")
+    b.add_argument("--sparse-weight", type=float, default=1.0)
+    b.add_argument("--sparse-only", action="store_true")
+    b.add_argument("--quantize", action="store_true")
+    b.add_argument("--first-stage", help="a fast encoder (BNE/DAN artifact or encoder folder) searched before --encoder")
+    b.add_argument("--cascade", choices=["exact", "off"], default="exact",
+                   help="with --first-stage: exact: the transformer encodes only queries that are not a dictionary "
+                        "name; off: every query")
+    b.add_argument("--no-sparse-search", action="store_true",
+                   help="tf-idf scores the dense candidates only (no search over all names; faster)")
+    b.add_argument("--device", help=DEVICE_HELP)
+
+    t = sub.add_parser("train", help="train a linker (BioSyn, BNE or DAN) -> artifact folder")
+    t.add_argument("--method", choices=["biosyn", "bne", "dan"], default="biosyn",
+                   help="biosyn: synonym pre-training + BioSyn (transformer); bne: BiLSTM over characters and word "
+                        "vectors; dan: deep averaging network over word vectors")
+    t.add_argument("--dictionary", required=True)
+    t.add_argument("--train", nargs="+", required=True, help="PubTator training files")
+    t.add_argument("--out", required=True)
+    t.add_argument("--mention-types")
+    t.add_argument("--base-model")
+    t.add_argument("--epochs", type=int, help="BioSyn epochs (default: the scope's, see linker.train.SCOPE_DEFAULTS)")
+    t.add_argument("--pretrain-pairs", type=int, help="synonym pairs for pre-training (0: all; default: the scope's)")
+    t.add_argument("--skip-pretrain", action="store_true")
+    t.add_argument("--max-queries", type=int, default=0, help="train on the first N queries only (smoke tests)")
+    t.add_argument("--log", help="append JSON progress lines here")
+    t.add_argument("--scope", choices=["auto", *SCOPES], default="auto",
+                   help="full: the paper (GPU); student: the paper on a 3-layer student of the base model (CPU); "
+                        "head: frozen transformer + projection head; auto: full on CUDA, else student")
+    t.add_argument("--threads", type=int, default=TrainerConfig.num_threads)
+    t.add_argument("--feature-cache", default="var/cache/features", help="folder for frozen-transformer features")
+    t.add_argument("--layers", help="keep these base-model layers, e.g. 0,2,5 (default: the scope's)")
+    t.add_argument("--lr", type=float, help="transformer learning rate (default: the scope's)")
+    t.add_argument("--pretrain-epochs", type=int, help="default: the scope's")
+    t.add_argument("--topk", type=int, help=f"BioSyn candidates per query (default {BioSynConfig.topk}, the paper's)")
+    t.add_argument("--batch-size", type=int, help=f"BioSyn queries per batch (default {BioSynConfig.batch_size})")
+    t.add_argument("--prior-weight", type=float, default=1e-3, help="weight of the concept prior log(1 + n)")
+    t.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if there is one)")
+    w = t.add_argument_group("bne and dan")
+    w.add_argument("--word-vectors", help="a word-vector folder (train-word-vectors) or a .vec/.bin file "
+                                          "(default: fastText trained on the training documents and names first)")
+    w.add_argument("--texts", nargs="*", default=[], help="more text for that fastText (PubTator or plain lines)")
+    w.add_argument("--dev", nargs="*", default=[], help="PubTator files to stop on (default: a share of the pairs)")
+    w.add_argument("--patience", type=int, help="epochs without dev gain before stopping")
+    w.add_argument("--max-minutes", type=float, help="stop after this much training time")
+    w.add_argument("--objectives", help="BNE: comma-separated of syn,def,ctx (default: all three)")
+    w.add_argument("--level", type=int, help="DAN: 0 concepts (linking); L >= 1 ancestors at level L as classes")
+    w.add_argument("--bne-size", choices=["paper", "fast"], default="paper",
+                   help="BNE: the paper's recurrent states (200/200) or smaller ones (50/100) that encode ~2x faster")
+    w.add_argument("--epoch-names", type=int, help="BNE: anchors per epoch (default: every name)")
+    w.add_argument("--negatives", type=int, help="BNE: in-batch negatives per anchor and objective (the paper: 1)")
+
+    v = sub.add_parser("train-word-vectors", help="fastText word vectors on documents and names -> folder")
+    v.add_argument("--text", nargs="*", default=[], help="PubTator files or plain text files (a text a line)")
+    v.add_argument("--dictionary", nargs="*", default=[], help="dictionaries whose names and definitions join")
+    v.add_argument("--out", required=True)
+    v.add_argument("--dim", type=int, default=200)
+    v.add_argument("--epochs", type=int, default=10)
+    v.add_argument("--min-count", type=int, default=2)
+    v.add_argument("--threads", type=int, default=2)
+    v.add_argument("--log", help="append JSON progress lines here")
+
+    h = sub.add_parser("pretrain-hierarchy", help="HiPrBERT pre-training on dictionaries' hierarchies -> base encoder folder")
+    h.add_argument("--dictionary", action="append", required=True,
+                   help="a dictionary with a hierarchy (MEDIC TSV, OBO); repeat for several")
+    h.add_argument("--corpus", action="append", default=[],
+                   help="PubTator training file whose mentions join the dictionary that resolves their ids")
+    h.add_argument("--synonyms", action="append", default=[],
+                   help="'ID||mention' lines or a .tar.gz of them (test/ folders skipped): a synonyms-only source")
+    h.add_argument("--out", required=True)
+    h.add_argument("--base-model", help="local Hugging Face folder (default: the shipped MiniLM)")
+    h.add_argument("--scope", choices=["auto", "full", "student"], default="auto",
+                   help="full: the whole model, the paper (GPU); student: its 3-layer student (CPU); auto: by device")
+    h.add_argument("--epochs", type=int)
+    h.add_argument("--batch-size", type=int, help="names per batch (default: 256 full, 128 student)")
+    h.add_argument("--max-batches", type=int, help="batches per epoch (0: all; default: all full, 1000 student)")
+    h.add_argument("--lr", type=float)
+    h.add_argument("--layers", help="keep these base-model layers, e.g. 0,2,5 (default: the scope's)")
+    h.add_argument("--distances", choices=["hierarchy", "synonym"],
+                   help="hierarchy: the paper; synonym: the same batches with synonymy only (the baseline)")
+    h.add_argument("--holdout", type=float, default=0.0, help="share of concepts held out and scored at the end")
+    h.add_argument("--threads", type=int, default=TrainerConfig.num_threads)
+    h.add_argument("--device", help="cpu, cuda ... (default: cuda if there is one)")
+    h.add_argument("--log", help="append JSON progress lines here")
+
+    r = sub.add_parser("train-rerank", help="a LATTE re-ranker over a linker artifact -> artifact folder")
+    r.add_argument("--dictionary", required=True, help="the dictionary the base artifact was built from")
+    r.add_argument("--train", nargs="+", required=True, help="PubTator training files")
+    r.add_argument("--base", required=True, help="the linker artifact to re-rank over")
+    r.add_argument("--out", required=True)
+    r.add_argument("--mention-types")
+    r.add_argument("--types-from", help="a dictionary file whose known types apply by concept id")
+    r.add_argument("--dev", nargs="*", default=[], help="PubTator files scored after every epoch")
+    r.add_argument("--epochs", type=int, default=RerankTrainingConfig.epochs)
+    r.add_argument("--latent-types", type=int, default=LatteConfig.latent_types, help="K (the paper's 2048)")
+    r.add_argument("--hidden", type=int, default=LatteConfig.hidden, help="BiLSTM width per direction")
+    r.add_argument("--top-k", type=int, default=10, help="candidates re-ranked per mention part")
+    r.add_argument("--known-type-weight", type=float, default=RerankTrainingConfig.known_type_weight,
+                   help="0 trains without known types (the paper's LATTE-NKT)")
+    r.add_argument("--part-weight", type=float, default=RerankTrainingConfig.part_weight,
+                   help="weight of f's and g's own ranking losses (0, the default: they learn only through r, "
+                        "which starts at the retriever's order; see linker.rerank.training)")
+    r.add_argument("--without", action="append", default=[], choices=["match", "latent", "features"],
+                   help="ablation: drop f (cross-attention), g (latent types) or the retriever's features")
+    r.add_argument("--paper", action="store_true", help="the paper's sizes (two 512-d BiLSTM layers; a GPU job)")
+    r.add_argument("--threads", type=int, default=TrainerConfig.num_threads)
+    r.add_argument("--device", help="cpu, cuda ... (default: cuda if there is one)")
+    r.add_argument("--log", help="append JSON progress lines here")
+
+    tg = sub.add_parser("train-tagger", help="a mention tagger (BIO token classifier) on PubTator files -> folder")
+    tg.add_argument("--train", action="append", required=True, help="PubTator training file; repeat for several")
+    tg.add_argument("--dev", action="append", default=[], help="PubTator file scored after every epoch (the best "
+                                                                "epoch is kept); repeat for several")
+    tg.add_argument("--mention-type", action="append", default=[],
+                    help="keep mentions of this type (e.g. Disease); repeat for several (default: all)")
+    tg.add_argument("--out", required=True)
+    tg.add_argument("--dictionary", action="append", default=[],
+                    help="dictionary whose names (with the training mentions) the tagger reads as features; "
+                         "repeat for several (default: none, the tagger reads the text alone)")
+    tg.add_argument("--dictionary-format", help="the dictionaries' format (default: sniffed)")
+    tg.add_argument("--no-dictionary-features", action="store_true",
+                    help="read the text alone even when --dictionary is given")
+    tg.add_argument("--base-model", help="local Hugging Face folder (default: the shipped MiniLM)")
+    tg.add_argument("--epochs", type=int, help=f"default {TaggerRecipeConfig.epochs}")
+    tg.add_argument("--lr", type=float, help=f"default {TaggerRecipeConfig.lr}")
+    tg.add_argument("--batch-size", type=int, help=f"windows per batch (default {TaggerRecipeConfig.batch_size})")
+    tg.add_argument("--max-length", type=int, help=f"subword tokens per window (default {TaggerRecipeConfig.max_length})")
+    tg.add_argument("--stride", type=int, help=f"tokens consecutive windows share (default {TaggerRecipeConfig.stride})")
+    tg.add_argument("--max-documents", type=int, help="train on the first N documents only (quick runs)")
+    tg.add_argument("--seed", type=int)
+    tg.add_argument("--threads", type=int, help=f"torch CPU threads (default {TaggerRecipeConfig.num_threads})")
+    tg.add_argument("--device", help="cpu, cuda ... (default: cuda if there is one)")
+    tg.add_argument("--log", help="append JSON progress lines here")
+
+    e = sub.add_parser("evaluate", help="Acc@k of an artifact on PubTator gold mentions")
+    e.add_argument("--artifact", required=True)
+    e.add_argument("--eval", nargs="+", required=True)
+    e.add_argument("--mention-types")
+    e.add_argument("--mode", choices=["hybrid", "dense", "sparse"])
+    e.add_argument("--no-rerank", action="store_true", help="score the retriever alone even with a re-ranker")
+    e.add_argument("--device", help=DEVICE_HELP)
+
+    ca = sub.add_parser("calibrate", help="fit an artifact's top-1 confidence (and NIL threshold) on held-out gold")
+    ca.add_argument("--artifact", required=True)
+    ca.add_argument("--gold", nargs="+", required=True, help="PubTator files with gold mentions (not the training data)")
+    ca.add_argument("--mention-types")
+    ca.add_argument("--nil", help="a file of mentions that have no concept, one a line (teaches the NIL threshold)")
+    ca.add_argument("--device", help=DEVICE_HELP)
+
+    li = sub.add_parser("link", help="link mentions of PubTator or one-mention-a-line files -> JSON lines")
+    li.add_argument("--artifact", required=True)
+    li.add_argument("inputs", nargs="+")
+    li.add_argument("--k", type=int, default=10)
+    li.add_argument("--output", help="default: stdout")
+    li.add_argument("--device", help=DEVICE_HELP)
+
+    d = sub.add_parser("detect", help="find mentions in PubTator or plain text files (a document a line) -> JSON lines")
+    d.add_argument("--in", dest="inputs", action="append", required=True, help="a .PubTator or .txt file; repeat")
+    d.add_argument("--tagger", help="a tagger folder (train-tagger)")
+    d.add_argument("--dictionary", action="append", default=[], help="a dictionary whose names the matcher finds")
+    d.add_argument("--dictionary-format", choices=list(DICTIONARY_FORMATS), help="default: from the file")
+    d.add_argument("--rule", choices=list(RULES), default="tagger-first", help="how tagger and matcher spans merge")
+    d.add_argument("--batch-size", type=int, default=16, help="tagger windows per batch")
+    d.add_argument("--device", help="cpu, cuda ... (default: cuda if there is one)")
+    d.add_argument("--out", required=True, help="the JSON-lines file to write")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    args = build_parser().parse_args(argv)
+    if args.command == "build-index":
+        result: Any = build_index_main(args.dictionary, args.out, args.encoder, args.merge_train,
+                                       parse_types(args.mention_types), args.index, args.sparse_weight,
+                                       sparse_only=args.sparse_only, quantize=args.quantize,
+                                       first_stage=args.first_stage, cascade=args.cascade,
+                                       sparse_search=not args.no_sparse_search, device=args.device,
+                                       hnsw_storage=args.hnsw_storage, vector_dtype=args.vector_dtype)
+    elif args.command == "train" and args.method == "biosyn":
+        result = train_main(args.dictionary, args.train, args.out, train_config(args), parse_types(args.mention_types),
+                            args.base_model, args.log)
+        result = {k: v for k, v in result.items() if k not in ("pretrain", "biosyn")} | {
+            "biosyn_last_epoch": result["biosyn"][-1] if result["biosyn"] else None}
+    elif args.command == "train":
+        result = train_main(args.dictionary, args.train, args.out, fast_config(args), parse_types(args.mention_types),
+                            log_file=args.log, method=args.method, dev=args.dev, texts=args.texts,
+                            word_vectors=args.word_vectors)
+        result = {k: v for k, v in result.items() if k != "history"}
+    elif args.command == "train-word-vectors":
+        from linker.encoders.wordvec import FastTextConfig
+        from linker.recipe import FastTextRecipeConfig
+
+        fasttext = FastTextConfig(dim=args.dim, epochs=args.epochs, min_count=args.min_count, workers=args.threads)
+        result = train_word_vectors_main(args.out, args.text, args.dictionary, FastTextRecipeConfig(fasttext),
+                                         args.log)
+    elif args.command == "pretrain-hierarchy":
+        result = pretrain_hierarchy_main(args.dictionary, args.out, hierarchy_config(args), args.corpus,
+                                         args.synonyms, args.base_model, args.log)
+    elif args.command == "train-rerank":
+        result = train_rerank_main(args.dictionary, args.train, args.base, args.out, rerank_config(args),
+                                   parse_types(args.mention_types), args.types_from, args.dev, args.log)
+    elif args.command == "train-tagger":
+        result = train_tagger_main(args.train, args.out, tagger_config(args), args.dev,
+                                   set(args.mention_type) or None, args.base_model, args.log,
+                                   args.dictionary, args.dictionary_format)
+    elif args.command == "detect":
+        if not args.tagger and not args.dictionary:
+            raise SystemExit("detect needs --tagger, --dictionary, or both")
+        with open(args.out, "w", encoding="utf-8") as fh:
+            result = detect_main(args.inputs, fh, args.tagger, args.dictionary, args.dictionary_format, args.rule,
+                                 args.batch_size, args.device)
+    elif args.command == "calibrate":
+        result = calibrate_main(args.artifact, args.gold, parse_types(args.mention_types), nil_file=args.nil,
+                                device=args.device)
+    elif args.command == "evaluate":
+        result = evaluate_main(args.artifact, args.eval, parse_types(args.mention_types), args.mode,
+                               rerank=not args.no_rerank, device=args.device)
+    else:
+        if args.output:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                result = {"written": link_main(args.artifact, args.inputs, fh, args.k, args.device)}
+        else:
+            result = {"written": link_main(args.artifact, args.inputs, sys.stdout, args.k, args.device)}
+            print(json.dumps(result), file=sys.stderr)
+            return 0
+    print(json.dumps(result, indent=2, default=str))
+    return 0
+
+
