@@ -40,7 +40,10 @@ is_a: MINI:0000001 ! disease
 """
 # Line 3 puts a mention past the end of its document's text (title and abstract: 37 characters).
 BAD_PUBTATOR = "1|t|Asthma in children.\n1|a|Asthma is common.\n1\t0\t99\tAsthma\tDisease\tD001249\n\n"
-WAIT_MS = 60_000  # a job: queued, taken by the worker, imported, the table polled every 2 s
+# A job: queued, taken by the worker, imported, the table polled every 2 s. 120 s, not 60: twice in CI runs
+# (2026-11-26, 2026-11-28) the malformed import was not yet shown "failed" after 60 s while the suite ran, and
+# passed on its own both times; the cause is not found (see the session notes).
+WAIT_MS = 120_000
 
 
 @pytest.fixture
