@@ -2,7 +2,7 @@
 
 HiPrBERT (section 3.4) "leverages the structure of the tree to construct minibatches". Here a batch is built
 from groups around anchor concepts of one source: for an anchor, two of its names (a synonym pair, distance
-0), a name of one of its siblings (1) and a name of its parent or of a child (2); the other groups of the
+0), names of two of its siblings (1), of a parent and of a child (2); the other groups of the
 batch are mostly unrelated (3), and any two names of a batch get their true distance from the hierarchy, so
 a sibling pair across groups counts as one. A synonyms-only source (corpus mentions) gives synonym pairs.
 
@@ -34,14 +34,19 @@ class Batch:
 
 
 def anchor_group(source: HierarchySource, anchor: str, rng: random.Random) -> list[Term]:
-    """The anchor's terms: up to two of its names, one sibling's name and one parent's or child's name."""
+    """The anchor's terms: up to two of its names, two siblings' names, a parent's and a child's name.
+
+    Two siblings and both a parent and a child, rather than one relative of each kind, double the sibling and
+    parent-child pairs a batch holds: with one of each, the (1, 2) threshold, which orders siblings before
+    parent-child pairs, had about a hundred of each among eight thousand pairs and barely moved (bench/RESULTS.md)."""
     names = source.names.get(anchor) or []
     group = [Term(n, anchor) for n in (rng.sample(names, 2) if len(names) >= 2 else names[:1])]
-    for related in (source.siblings(anchor), source.relatives(anchor)):
-        named = [c for c in related if source.names.get(c)]
-        if named:
-            other = rng.choice(named)
-            group.append(Term(rng.choice(source.names[other]), other))
+    siblings = [c for c in source.siblings(anchor) if source.names.get(c)]
+    parents = [c for c in source.parents.get(anchor, ()) if source.names.get(c)]
+    children = [c for c in source.children.get(anchor, ()) if source.names.get(c)]
+    chosen = rng.sample(siblings, min(2, len(siblings)))
+    chosen += [rng.choice(related) for related in (parents, children) if related]
+    group += [Term(rng.choice(source.names[c]), c) for c in chosen]
     return group
 
 

@@ -111,12 +111,16 @@ def test_held_out_concepts_are_a_stable_share_and_leave_their_edges(toy: Hierarc
     assert "breast" not in kept.names and kept.distance("ductal", "lobular") == SIBLING
 
 
-def test_an_anchor_group_holds_a_synonym_a_sibling_and_a_parent_or_child(toy: HierarchySource) -> None:
+def test_an_anchor_group_holds_synonyms_two_siblings_a_parent_and_a_child(toy: HierarchySource) -> None:
     group = anchor_group(toy, "breast", random.Random(0))
     concepts = [t.concept for t in group]
     assert concepts[:2] == ["breast", "breast"] and group[0].text != group[1].text
-    assert concepts[2] == "ovary"
-    assert concepts[3] in {"neo", "ductal", "lobular"}
+    assert concepts[2:] == ["ovary", "neo", concepts[4]] and concepts[4] in {"ductal", "lobular"}  # one sibling only
+    ductal = [t.concept for t in anchor_group(toy, "ductal", random.Random(0))]
+    assert ductal[:2] == ["ductal", "ductal"] and ductal[2:] == ["lobular", "breast"]  # a leaf: no child
+    many = HierarchySource.from_records("wide", _records(TOY | {f"s{i}": (f"Sibling {i}", (), ("neo",)) for i in range(5)}))
+    siblings = [t.concept for t in anchor_group(many, "breast", random.Random(1)) if many.distance("breast", t.concept) == SIBLING]
+    assert len(siblings) == len(set(siblings)) == 2
 
 
 def test_batches_cover_every_distance_and_never_mix_sources(toy: HierarchySource) -> None:
