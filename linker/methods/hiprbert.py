@@ -37,7 +37,7 @@ class _ScopeDefaults:
 
 # Measured on this project's 2-core CPU: the student trains at 130-180 names/s (2 threads, nothing else
 # running; peak RSS 1.5 GB), so 1,000 batches of 128 names (about 60 % of the 1,733 batches of one pass over
-# CTD MEDIC, HPO and DOID with the NCBI, BC5CDR and MedMentions mentions) take 16-20 minutes.
+# CTD MEDIC, HPO and DOID with the NCBI, BC5CDR and MedMentions mentions) take 12-16 minutes.
 # The paper's learning rate (2e-5) is for its 120K steps; the student's 1,000 steps at 2e-5 barely move the
 # model, and at 1e-4 every held-out hierarchy AUC but one rose (bench/RESULTS.md, 2026-11-28).
 _SCOPES = {

@@ -171,7 +171,7 @@ class StartRunForm(forms.Form):
         min_value=0, max_value=10_000_000, label="Max batches per epoch",
         widget=forms.NumberInput(attrs={"placeholder": f"{STUDENT['max_batches']} on a CPU, "
                                                        f"{FULL['max_batches'] or 'all'} on a GPU"}),
-        help_text=f"Empty: the scope's ({STUDENT['max_batches']} for the student, 16-20 minutes on two CPU cores; "
+        help_text=f"Empty: the scope's ({STUDENT['max_batches']} for the student, 12-16 minutes on two quiet CPU cores; "
                   f"{FULL['max_batches'] or 'all'} for full). 0: every name once.",
     )
     hiprbert_batch_size = forms.IntegerField(
