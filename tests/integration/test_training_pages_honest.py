@@ -200,7 +200,7 @@ def test_parameters_show_the_scopes_defaults_as_values_once_the_device_is_known(
     assert queued["max_queries"][0] == "all" and "step_delay_s" not in queued and "method" not in queued
     hier = _rows("hiprbert", {}, "cpu")
     assert hier["max_batches"] == ("1,000", True, "the student scope's default") and hier["batch_size"][0] == "128"
-    assert hier["lr"] == ("0.0001", True, "the student scope's default")  # 1,000 steps, not the paper's 120K
+    assert hier["lr"] == ("1e-4", True, "the student scope's default")  # 1,000 steps, not the paper's 120K
     assert _rows("hiprbert", {}, "cuda")["lr"] == ("2e-5", True, "the full scope's default")  # the paper's
     assert _rows("hiprbert", {"lr": 3e-5}, "cpu")["lr"] == ("3e-5", False, "")
     dan = _rows("dan", {"level": 0})

@@ -104,6 +104,9 @@ def _number(value: float) -> str:
         return "yes" if value else "no"
     if isinstance(value, int):
         return f"{value:,}"
+    if 0 < abs(value) < 1e-3:  # learning rates read as 1e-4, 2e-5 whatever their size (":g" writes 1e-4 as 0.0001)
+        mantissa, exponent = f"{value:.6e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
     text = f"{value:g}"
     return text.replace("e-0", "e-").replace("e+0", "e+")
 
