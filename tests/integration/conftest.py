@@ -1,4 +1,5 @@
-"""Fixtures that start real processes: a Celery worker against the real broker and the test database."""
+"""Fixtures that start real processes (a Celery worker against the real broker and the test database), and the
+demo collection with an active index that the curation tests share."""
 
 from __future__ import annotations
 
@@ -138,3 +139,21 @@ def silent_broker() -> Iterator[str]:
         server.close()
         for conn in accepted:
             conn.close()
+
+
+@pytest.fixture
+def demo(db, tmp_path, settings):  # type: ignore[no-untyped-def]
+    """The demo collection (6 abstracts, a MEDIC slice) with a sparse index built and active, no suggestions
+    stored yet. A test module that needs more (roles, suggestions) defines its own ``demo``."""
+    from webapp.corpus.models import Collection
+    from webapp.demo.load import load_demo
+    from webapp.training.registry import forget_all
+    from webapp.training.services import activate_index, build_index, create_index_version
+    from webapp.vocab.models import Dictionary
+
+    settings.ARTIFACT_ROOT = tmp_path / "artifacts"
+    forget_all()
+    load_demo(tmp_path / "demo", log=lambda message: None)
+    activate_index(build_index(create_index_version(Dictionary.objects.get(slug="medic-demo").latest_version(), None)).pk)
+    yield Collection.objects.get(slug="demo")
+    forget_all()

@@ -2,25 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
-from webapp.corpus.models import Collection, Document, Mention
+from webapp.corpus.models import Document, Mention
 from webapp.curation.models import Decision
-from webapp.training.registry import forget_all
-from webapp.training.services import activate_index, build_index, create_index_version
-from webapp.vocab.models import Concept, Dictionary
-
-
-@pytest.fixture
-def demo(db, tmp_path, settings):  # type: ignore[no-untyped-def]
-    from webapp.demo.load import load_demo
-
-    settings.ARTIFACT_ROOT = tmp_path / "artifacts"
-    forget_all()
-    load_demo(tmp_path / "demo", log=lambda message: None)
-    activate_index(build_index(create_index_version(Dictionary.objects.get(slug="medic-demo").latest_version(), None)).pk)
-    yield Collection.objects.get(slug="demo")
-    forget_all()
+from webapp.vocab.models import Concept
 
 
 def _doc() -> Document:

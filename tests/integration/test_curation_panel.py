@@ -6,28 +6,14 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from webapp.corpus.models import Collection, Link, Mention
+from webapp.corpus.models import Link, Mention
 from webapp.curation import selectors
 from webapp.curation.services import decide, panel_ranking
-from webapp.training.registry import forget_all
-from webapp.training.services import activate_index, build_index, create_index_version
-from webapp.vocab.models import Dictionary
 
 pytestmark = pytest.mark.django_db
 
 WRITES = ("INSERT", "UPDATE", "DELETE")
 
-
-@pytest.fixture
-def demo(db, tmp_path, settings):  # type: ignore[no-untyped-def]
-    from webapp.demo.load import load_demo
-
-    settings.ARTIFACT_ROOT = tmp_path / "artifacts"
-    forget_all()
-    load_demo(tmp_path / "demo", log=lambda message: None)
-    activate_index(build_index(create_index_version(Dictionary.objects.get(slug="medic-demo").latest_version(), None)).pk)
-    yield Collection.objects.get(slug="demo")
-    forget_all()
 
 
 def _mention(text: str) -> Mention:

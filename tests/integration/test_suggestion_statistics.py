@@ -8,26 +8,10 @@ With the statistics an import leaves (gold links only), PostgreSQL reads one men
 
 from __future__ import annotations
 
-import pytest
 from django.db import connection
 
-from webapp.corpus.models import Collection, Mention
+from webapp.corpus.models import Mention
 from webapp.curation.services import suggestions
-from webapp.training.registry import forget_all
-from webapp.training.services import activate_index, build_index, create_index_version
-from webapp.vocab.models import Dictionary
-
-
-@pytest.fixture
-def demo(db, tmp_path, settings):  # type: ignore[no-untyped-def]
-    from webapp.demo.load import load_demo
-
-    settings.ARTIFACT_ROOT = tmp_path / "artifacts"
-    forget_all()
-    load_demo(tmp_path / "demo", log=lambda message: None)
-    activate_index(build_index(create_index_version(Dictionary.objects.get(slug="medic-demo").latest_version(), None)).pk)
-    yield Collection.objects.get(slug="demo")
-    forget_all()
 
 
 def _common_origins() -> str:

@@ -8,7 +8,6 @@ left a mention open (adding it) stays undoable.
 
 from __future__ import annotations
 
-import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
@@ -21,25 +20,10 @@ from webapp.curation.services.suggestions import (
     store_many_suggestions,
     suggest_links,
 )
-from webapp.training.registry import forget_all
-from webapp.training.services import activate_index, build_index, create_index_version
-from webapp.vocab.models import Dictionary
 
 LABEL = "bulk-test"
 CONCEPTS = ("MESH:D003924", "MESH:D003922", "MESH:D006973")
 
-
-@pytest.fixture
-def demo(db, tmp_path, settings):  # type: ignore[no-untyped-def]
-    """The demo collection (6 abstracts, MEDIC slice) with a sparse index, no suggestions stored yet."""
-    from webapp.demo.load import load_demo
-
-    settings.ARTIFACT_ROOT = tmp_path / "artifacts"
-    forget_all()
-    load_demo(tmp_path / "demo", log=lambda message: None)
-    activate_index(build_index(create_index_version(Dictionary.objects.get(slug="medic-demo").latest_version(), None)).pk)
-    yield Collection.objects.get(slug="demo")
-    forget_all()
 
 
 def _candidates(shift: int = 0) -> list[Candidate]:

@@ -205,12 +205,11 @@ def store_many_suggestions(items: Sequence[MentionSuggestions], label: str, pks:
     if not wanted:
         return 0
     stored: dict[int, list[tuple[int, int, str, float, bool, str]]] = {pk: [] for pk in wanted}
-    for mention_id, *link in (
+    for mention_id, part, rank, ref, score, conflict, version in (
         Link.objects.filter(mention_id__in=wanted, origin=Link.Origin.MODEL)
         .order_by("mention_id", "part", "rank", "id")
         .values_list("mention_id", "part", "rank", "concept_ref", "score", "type_conflict", "model_version")
     ):
-        part, rank, ref, score, conflict, version = link
         stored[mention_id].append((part, rank, ref, round(score or 0.0, 6), conflict, version))
     changed = [it for it in items if it.mention.pk in wanted
                and stored[it.mention.pk] != [(*w, label) for w in wanted[it.mention.pk]]]
