@@ -342,7 +342,9 @@ def test_word_vectors_then_a_bne_linker_that_serves_the_candidate_panel(  # type
     dan = _wait(dan.pk, ("succeeded", "failed", "cancelled"), timeout=10)
     assert dan.state == TrainingRun.State.SUCCEEDED, f"{dan.error}\n{dan.log_tail}\n{training_worker.log.read_text()[-3000:]}"
     assert "fastText trained first on 6 documents and 8 definitions" in dan.log_tail and "word-vectors epoch 2/2" in dan.log_tail
-    assert "word-vectors" in phases or "dan" in phases
+    # A tiny run can pass its training phases between two polls (a CI run on 2026-11-28 saw only index and done, and
+    # its loss history is empty): the log's "word-vectors epoch" line, asserted above, shows that phase ran.
+    assert "word-vectors" in phases or "dan" in phases or "word-vectors epoch" in dan.log_tail
     trained = EncoderModel.objects.get(pk=dan.encoder_id)
     assert trained.kind == "dan" and trained.base_model == "fastText on the run's texts" and dan.word_vectors is None
     assert IndexVersion.objects.get(pk=dan.index_version_id).state == IndexVersion.State.READY
