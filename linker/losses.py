@@ -67,11 +67,6 @@ class HierarchicalMultiSimilarityLoss(nn.Module):
     least similar positive, a positive if it is not at least ``margin`` more similar than the most similar
     negative. The paper keeps triplets whose similarity gap is under 0.25, hence ``margin`` 0.25.
 
-    ``bases`` (not the paper) gives each threshold d0 its own λ_d0 (``bases[d0]``, e.g. 0.7, 0.5, 0.3): with
-    one λ, a sibling is a negative pushed below λ at d0 = 0 and a positive pulled above the same λ at d0 = 1;
-    falling bases ask for synonyms above λ_0 > siblings above λ_1 > parents above λ_2, an order without that
-    tug of war.
-
     Inputs:
         embeddings [b, h] float, L2-normalised (cosine similarities)
         distances  [b, b] int64 ordered distances; a negative entry marks a pair that is not compared
@@ -79,18 +74,13 @@ class HierarchicalMultiSimilarityLoss(nn.Module):
     """
 
     def __init__(self, alpha: float = 2.0, beta: float = 2.0, base: float = 0.5, margin: float = 0.25,
-                 thresholds: tuple[int, ...] | None = None, bases: tuple[float, ...] | None = None) -> None:
+                 thresholds: tuple[int, ...] | None = None) -> None:
         super().__init__()
         self.alpha = alpha
         self.beta = beta
         self.base = base
         self.margin = margin
         self.thresholds = thresholds
-        self.bases = bases
-
-    def base_at(self, d0: int) -> float:
-        """λ at threshold ``d0``: its own where ``bases`` names one, else the common ``base``."""
-        return self.bases[d0] if self.bases is not None and d0 < len(self.bases) else self.base
 
     def forward(self, embeddings: torch.Tensor, distances: torch.Tensor) -> torch.Tensor:
         sim = embeddings @ embeddings.T  # [b, b]
@@ -99,19 +89,19 @@ class HierarchicalMultiSimilarityLoss(nn.Module):
         levels = self.thresholds if self.thresholds is not None else range(int(distances.max().item()))
         total = sim.sum() * 0.0  # keeps the graph when no threshold has a mined pair
         for d0 in levels:
-            total = total + self.threshold_loss(sim, compared & (distances <= d0), compared & (distances > d0), self.base_at(d0))
+            total = total + self.threshold_loss(sim, compared & (distances <= d0), compared & (distances > d0))
         return total
 
-    def threshold_loss(self, sim: torch.Tensor, pos_mask: torch.Tensor, neg_mask: torch.Tensor, base: float) -> torch.Tensor:
-        """The multi-similarity loss of one threshold with λ = ``base``: ``pos_mask``/``neg_mask`` [b, b] bool."""
+    def threshold_loss(self, sim: torch.Tensor, pos_mask: torch.Tensor, neg_mask: torch.Tensor) -> torch.Tensor:
+        """The multi-similarity loss of one threshold: ``pos_mask``/``neg_mask`` [b, b] bool."""
         inf = torch.tensor(float("inf"), device=sim.device, dtype=sim.dtype)
         with torch.no_grad():
             hardest_pos = torch.where(pos_mask, sim, inf).min(dim=1, keepdim=True).values  # [b, 1]
             hardest_neg = torch.where(neg_mask, sim, -inf).max(dim=1, keepdim=True).values  # [b, 1]
             mined_neg = neg_mask & (sim + self.margin > hardest_pos)  # [b, b]
             mined_pos = pos_mask & (sim - self.margin < hardest_neg)  # [b, b]
-        pos_term = torch.where(mined_pos, torch.exp(-self.alpha * (sim - base)), torch.zeros_like(sim))
-        neg_term = torch.where(mined_neg, torch.exp(self.beta * (sim - base)), torch.zeros_like(sim))
+        pos_term = torch.where(mined_pos, torch.exp(-self.alpha * (sim - self.base)), torch.zeros_like(sim))
+        neg_term = torch.where(mined_neg, torch.exp(self.beta * (sim - self.base)), torch.zeros_like(sim))
         loss = torch.log1p(pos_term.sum(1)) / self.alpha + torch.log1p(neg_term.sum(1)) / self.beta  # [b]
         active = mined_pos.any(1) | mined_neg.any(1)  # [b]
         if not bool(active.any()):

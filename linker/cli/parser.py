@@ -86,15 +86,11 @@ def hierarchy_config(args: argparse.Namespace) -> HiPrBERTRecipeConfig:
     from linker.hierarchy.training import HierarchyPretrainConfig
 
     return HiPrBERTRecipeConfig(
-        pretrain=HierarchyPretrainConfig(num_threads=args.threads, bases=_floats(args.bases)), scope=args.scope, epochs=args.epochs,
+        pretrain=HierarchyPretrainConfig(num_threads=args.threads), scope=args.scope, epochs=args.epochs,
         batch_size=args.batch_size, max_batches=args.max_batches, lr=args.lr, distances=args.distances,
         holdout_share=args.holdout, device=args.device or None,
         layers=tuple(int(x) for x in args.layers.split(",")) if args.layers else None,
     )
-
-
-def _floats(text: str | None) -> tuple[float, ...] | None:
-    return tuple(float(x) for x in text.split(",")) if text else None
 
 
 def rerank_config(args: argparse.Namespace) -> LatteRecipeConfig:
@@ -227,7 +223,6 @@ def _pretrain_hierarchy(sub: Any) -> None:
     p.add_argument("--layers", help="keep these base-model layers, e.g. 0,2,5 (default: the scope's)")
     p.add_argument("--distances", choices=["hierarchy", "synonym"],
                    help="hierarchy: the paper; synonym: the same batches with synonymy only (the baseline)")
-    p.add_argument("--bases", help="λ per threshold d0, e.g. 0.7,0.5,0.3 (default: the paper's 0.5 at every d0)")
     p.add_argument("--holdout", type=float, default=0.0, help="share of concepts held out and scored at the end")
     p.add_argument("--threads", type=int, default=TrainerConfig.num_threads)
     p.add_argument("--device", help="cpu, cuda ... (default: cuda if there is one)")

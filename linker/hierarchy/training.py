@@ -45,7 +45,6 @@ class HierarchyPretrainConfig(TrainerConfig):
     beta: float = 2.0
     base: float = 0.5
     margin: float = 0.25
-    bases: tuple[float, ...] | None = None  # λ per threshold d0 (None: ``base`` at every d0, the paper)
     distances: str = "hierarchy"
 
 
@@ -60,8 +59,7 @@ class HierarchyPretrainTask:
         self.sources = list(sources)
         self.config = config
         thresholds = (SYNONYM,) if config.distances == "synonym" else None
-        self.loss_fn = HierarchicalMultiSimilarityLoss(config.alpha, config.beta, config.base, config.margin, thresholds,
-                                                       config.bases)
+        self.loss_fn = HierarchicalMultiSimilarityLoss(config.alpha, config.beta, config.base, config.margin, thresholds)
         self.batches_per_epoch: list[int] = []
 
     def parameter_groups(self) -> list[dict[str, Any]]:

@@ -156,22 +156,6 @@ def test_the_loss_at_every_threshold_matches_the_formula() -> None:
     assert loss.thresholds is None  # every threshold below the largest distance (0, 1, 2)
 
 
-def test_graded_bases_give_each_threshold_its_own_lambda() -> None:
-    torch.manual_seed(0)
-    emb = torch.nn.functional.normalize(torch.randn(8, 4), dim=-1)
-    dist = torch.tensor([[0, 0, 1, 2, 3, 3, 3, 3], [0, 0, 1, 2, 3, 3, 3, 3], [1, 1, 0, 2, 3, 3, 3, 3],
-                         [2, 2, 2, 0, 3, 3, 3, 3], [3, 3, 3, 3, 0, 0, 1, 1], [3, 3, 3, 3, 0, 0, 1, 1],
-                         [3, 3, 3, 3, 1, 1, 0, 0], [3, 3, 3, 3, 1, 1, 0, 0]])
-
-    def at(d0: int, base: float) -> float:
-        return HierarchicalMultiSimilarityLoss(base=base, margin=10.0, thresholds=(d0,))(emb, dist).item()
-
-    graded = HierarchicalMultiSimilarityLoss(margin=10.0, bases=(0.7, 0.5, 0.3))(emb, dist).item()
-    assert graded == pytest.approx(at(0, 0.7) + at(1, 0.5) + at(2, 0.3), rel=1e-5)
-    same = HierarchicalMultiSimilarityLoss(margin=10.0, bases=(0.5, 0.5, 0.5))(emb, dist).item()
-    assert same == pytest.approx(HierarchicalMultiSimilarityLoss(margin=10.0)(emb, dist).item(), rel=1e-6)
-
-
 def math_log1p(x: float) -> float:
     return float(np.log1p(x))
 
