@@ -119,7 +119,8 @@ def train_hiprbert_artifact(
     report: Report = dict(inputs.metadata) | {
         "scope": cfg.scope, "device": cfg.device, "encoder_layers": encoder.num_layers,
         "distances": cfg.pretrain.distances, "epochs": cfg.pretrain.epochs, "batch_size": cfg.pretrain.batch_size,
-        "max_batches": cfg.pretrain.max_batches, "lr": cfg.pretrain.lr, "holdout_share": cfg.holdout_share,
+        "max_batches": cfg.pretrain.max_batches, "lr": cfg.pretrain.lr, "seed": cfg.pretrain.seed,
+        "holdout_share": cfg.holdout_share,
         "sources": [_describe(s, len(held.get(s.name, ()))) for s in sources],
     }
     callbacks.log(f"hierarchy pre-training on {', '.join(s.name for s in sources)}: scope {cfg.scope} on {cfg.device}")

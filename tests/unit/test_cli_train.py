@@ -66,3 +66,12 @@ def test_the_bne_flags_reach_its_config_and_other_methods_refuse_them() -> None:
                                           *flags])
         with pytest.raises(SystemExit, match="dan does not take"):
             fast_config(dan)
+
+
+def test_pretrain_hierarchy_takes_a_seed_so_a_run_can_be_drawn_again() -> None:
+    from linker.cli.parser import build_parser, hierarchy_config
+    from linker.train import TrainerConfig
+
+    base = ["pretrain-hierarchy", "--dictionary", "d.obo", "--out", "o"]
+    assert hierarchy_config(build_parser().parse_args(base)).pretrain.seed == TrainerConfig.seed
+    assert hierarchy_config(build_parser().parse_args([*base, "--seed", "14"])).pretrain.seed == 14
