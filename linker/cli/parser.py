@@ -86,8 +86,7 @@ def hierarchy_config(args: argparse.Namespace) -> HiPrBERTRecipeConfig:
     from linker.hierarchy.training import HierarchyPretrainConfig
 
     return HiPrBERTRecipeConfig(
-        pretrain=HierarchyPretrainConfig(num_threads=args.threads, **({} if args.seed is None else {"seed": args.seed})),
-        scope=args.scope, epochs=args.epochs,
+        pretrain=HierarchyPretrainConfig(num_threads=args.threads, seed=args.seed), scope=args.scope, epochs=args.epochs,
         batch_size=args.batch_size, max_batches=args.max_batches, lr=args.lr, distances=args.distances,
         holdout_share=args.holdout, device=args.device or None,
         layers=tuple(int(x) for x in args.layers.split(",")) if args.layers else None,
@@ -225,7 +224,7 @@ def _pretrain_hierarchy(sub: Any) -> None:
     p.add_argument("--distances", choices=["hierarchy", "synonym"],
                    help="hierarchy: the paper; synonym: the same batches with synonymy only (the baseline)")
     p.add_argument("--holdout", type=float, default=0.0, help="share of concepts held out and scored at the end")
-    p.add_argument("--seed", type=int, help=f"draws the batches and initialises torch (default {TrainerConfig.seed})")
+    p.add_argument("--seed", type=int, default=TrainerConfig.seed, help="draws the batches and initialises torch")
     p.add_argument("--threads", type=int, default=TrainerConfig.num_threads)
     p.add_argument("--device", help="cpu, cuda ... (default: cuda if there is one)")
     p.add_argument("--log", help="append JSON progress lines here")
