@@ -144,6 +144,9 @@ class Linker:
         self.calibration_problem: str | None = None  # why the artifact's calibration was set aside, if it was
         # P(top-1 right) and the NIL threshold, fitted after training (linker.calibration); None: uncalibrated.
         self.calibration: Calibration | None = None
+        # Counts the changes to what retrieval returns (names added or taken back, a new concept prior), so that
+        # a caller keeping rankings (the web app's panel cache) knows when they may have changed.
+        self.generation = 0
 
     @property
     def concept_prior(self) -> dict[str, float]:
@@ -154,6 +157,7 @@ class Linker:
         import math
 
         self.retriever.concept_prior = {cid: math.log1p(n) for cid, n in counts.items() if n > 0}
+        self.generation += 1
 
     # --- construction --------------------------------------------------------------------------------
 
@@ -382,6 +386,7 @@ class Linker:
         if self.first_stage is not None:
             self.first_stage.index.add(self.first_stage.encoder.encode(names, batch_size=self.config.encode_batch_size),
                                        rows)
+        self.generation += 1  # after the change: a ranking made under the new number already saw it
         return rows
 
     def remove_names(self, pairs: Iterable[tuple[str, str]]) -> list[int]:
@@ -396,6 +401,7 @@ class Linker:
             self.index.mask(rows)
         if self.first_stage is not None:
             self.first_stage.index.mask(rows)
+        self.generation += 1
         return rows
 
     @property

@@ -5,6 +5,7 @@ Personas (as in healthchecks' tests): alice is an admin, bob a curator, charlie 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,16 +16,22 @@ PASSWORD = "correct-horse-battery-staple"
 
 
 @pytest.fixture(autouse=True)
-def _empty_cache() -> None:
+def _empty_cache() -> Iterator[None]:
     """Each test starts from an empty cache: /healthz answers from it (webapp.core.health), and so do DRF's
     throttles; the local-memory cache would otherwise carry one test's answers into the next. Likewise the
-    panel's per-process ancestry cache (a test may add hierarchy edges to concepts an earlier test showed)."""
+    panel's per-process ancestry cache (a test may add hierarchy edges to concepts an earlier test showed), and its
+    rankings, whose background prefetch a test's end waits for (it would otherwise run into the next test)."""
     from django.core.cache import cache
 
     from webapp.curation.lineage import ANCESTRY
+    from webapp.curation.services.rankings import RANKINGS, wait_for_prefetch
 
     cache.clear()
     ANCESTRY.clear()
+    RANKINGS.clear()
+    yield
+    wait_for_prefetch()
+    RANKINGS.clear()
 
 
 @pytest.fixture(scope="session")

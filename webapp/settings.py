@@ -286,6 +286,9 @@ LINKER_SERVING_DEVICE = envdevice("LINKER_SERVING_DEVICE", "cpu")
 # Compute threads of a web process's linker (torch, BLAS, faiss; webapp/wsgi.py): a request is one or a few mentions,
 # which one thread serves fastest, and more threads stall whenever another process holds a core.
 LINKER_WEB_THREADS = envint("LINKER_WEB_THREADS", 1, minimum=1)
+# Once a candidate panel has linked its mention, link the document's other open mentions on a background thread,
+# so that the curator's next panels read their rankings (webapp.curation.services.rankings). Off: each panel links.
+CURATION_PREFETCH = envbool("CURATION_PREFETCH", True)
 
 LOGGING = {
     "version": 1,

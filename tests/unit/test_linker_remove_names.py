@@ -92,3 +92,18 @@ def test_a_masked_dense_row_leaves_its_place_to_the_next_best() -> None:
     scores, rows = index.search(vectors[:1], 2)
     assert rows.tolist() == [[1, 2]]  # row 0 was the best; ties below it go by row
     assert scores.shape == (1, 2)
+
+
+def test_the_generation_moves_with_every_change_to_the_names_and_only_then(minilm: TransformerEncoder) -> None:
+    """What a caller keeping rankings (the web app's panel cache) reads to know they may have changed."""
+    linker = Linker.build(RECORDS, minilm)
+    start = linker.generation
+    linker.add_names([(SYNONYM, "D1")])
+    assert linker.generation == start + 1
+    linker.add_names([(SYNONYM, "D1"), ("breast cancer", "D1")])  # held already: nothing changes
+    linker.remove_names([("no such name", "D1")])
+    assert linker.generation == start + 1
+    linker.remove_names([(SYNONYM, "D1")])
+    assert linker.generation == start + 2
+    linker.set_concept_prior({"D2": 3})
+    assert linker.generation == start + 3

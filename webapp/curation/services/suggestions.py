@@ -23,12 +23,12 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from linker.calibration import mention_confidence, part_features
-from linker.rerank import MentionSpan
 from linker.rerank.results import LinkedMention
 from linker.retrieval import Candidate
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.models import OPEN_STATUSES, Decision
 from webapp.curation.services.decisions import CurationError
+from webapp.curation.services.rankings import link_mention, link_now
 from webapp.projects.concept_filter import ConceptFilter, filter_for_collection
 from webapp.training.registry import ActiveLinker, get_active_linker
 from webapp.vocab.models import Concept, DictionaryVersion
@@ -66,9 +66,8 @@ def link_in_document(
 ) -> tuple[list[list[str]], list[LinkedMention]]:
     """The mentions of one document linked in their context (their offsets in ``document_text``), with the queries
     the linker made of them (one per part: abbreviations expanded, composites split), computed once for both."""
-    spans = [MentionSpan(m.text, m.start, m.end) for m in mentions]
-    queries = active.linker.queries_for([m.text for m in mentions], document_text)
-    return queries, active.linker.link_in_context(spans, document_text=document_text, k=k, queries=queries)
+    linkings = link_now(active, mentions, document_text, k)
+    return [one.queries for one in linkings], [one.linked for one in linkings]
 
 
 def part_confidences(active: ActiveLinker, queries: Sequence[Sequence[str]],
@@ -103,10 +102,10 @@ def panel_ranking(mention: Mention, k: int = SUGGESTIONS_K) -> PanelRanking | No
     if active is None:
         return None
     concept_filter = filter_for_collection(mention.document.collection)
-    if concept_filter is None:
-        queries, (linked,) = link_in_document(active, [mention], mention.document.text, k)
-    else:
-        queries, (linked,) = link_in_document(active, [mention], mention.document.text, k * FILTER_WIDENING)
+    # Cached while the index is unchanged, and the document's other open mentions prefetched (services.rankings).
+    linking = link_mention(active, mention, mention.document.text, k if concept_filter is None else k * FILTER_WIDENING)
+    queries, linked = [linking.queries], linking.linked
+    if concept_filter is not None:
         linked = within_filter(linked, concept_filter.allows_id, k)
     ranked = linked.candidates
     confidences = part_confidences(active, queries, [linked])[0]

@@ -1,0 +1,75 @@
+"""The panel's rankings: kept while the index is unchanged, the rest of a document prefetched, never served stale."""
+
+from __future__ import annotations
+
+import pytest
+
+from webapp.corpus.models import Mention
+from webapp.curation.models import OPEN_STATUSES
+from webapp.curation.services import panel_ranking
+from webapp.curation.services.rankings import RANKINGS, link_now, wait_for_prefetch
+from webapp.training.registry import add_curator_synonym, get_active_linker
+
+pytestmark = pytest.mark.django_db
+
+
+def _mention(text: str) -> Mention:
+    return Mention.objects.select_related("document__collection__dictionary").filter(text=text).order_by("pk").first()  # type: ignore[return-value]
+
+
+def _others(m: Mention) -> list[Mention]:
+    return list(Mention.objects.select_related("document__collection__dictionary")
+                .filter(document=m.document, status__in=OPEN_STATUSES).exclude(pk=m.pk).order_by("start"))
+
+
+def _ranked(ranking) -> list[tuple[int, str, float]]:  # type: ignore[no-untyped-def]
+    return [(c.part, c.concept_id, round(float(c.score), 5)) for c in ranking.candidates]
+
+
+def test_a_panel_prefetches_the_rest_of_its_document_and_those_panels_read_it(demo) -> None:  # type: ignore[no-untyped-def]
+    first = _mention("Type 2 diabetes")
+    others = _others(first)
+    assert others, "the demo abstract has more than one mention"
+    panel_ranking(first)
+    wait_for_prefetch()
+    active = get_active_linker("medic-demo")
+    assert active is not None
+    for other in others:
+        hits = RANKINGS.hits
+        ranking = panel_ranking(other)
+        assert ranking is not None
+        assert RANKINGS.hits == hits + 1, f"{other.text!r} was linked again"
+        # Linked with the document's other mentions in one batch, it is the ranking the mention gets on its own.
+        (alone,) = link_now(active, [other], other.document.text, 10)
+        assert _ranked(ranking) == _ranked(alone.linked)
+
+
+def test_a_new_synonym_makes_the_next_panel_link_live(demo) -> None:  # type: ignore[no-untyped-def]
+    first = _mention("Type 2 diabetes")
+    other = _mention("hypertension")
+    assert other.document_id == first.document_id
+    panel_ranking(first)
+    wait_for_prefetch()
+    before = panel_ranking(other)
+    assert before is not None and before.candidates[0].concept_id != "MESH:D003924"
+    # Another concept now owns this mention's exact text: a ranking kept from before would not know it.
+    add_curator_synonym("medic-demo", "hypertension", "MESH:D003924")
+    misses = RANKINGS.misses
+    after = panel_ranking(other)
+    assert after is not None
+    assert RANKINGS.misses == misses + 1
+    assert "MESH:D003924" in [c.concept_id for c in after.candidates[:2]]
+
+
+def test_prefetching_can_be_turned_off(demo, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.CURATION_PREFETCH = False
+    first = _mention("Type 2 diabetes")
+    panel_ranking(first)
+    wait_for_prefetch()
+    misses = RANKINGS.misses
+    panel_ranking(_mention("hypertension"))
+    assert RANKINGS.misses == misses + 1
+    # The mention's own ranking is still kept: viewing it again links nothing.
+    hits = RANKINGS.hits
+    panel_ranking(first)
+    assert RANKINGS.hits == hits + 1

@@ -1,0 +1,211 @@
+"""The active linker's rankings of a document's mentions, kept in this process while the index is unchanged.
+
+A panel view links its mention live, so that a synonym a curator added a moment ago counts; that link is the
+largest part of a panel's server time (retrieval, the re-ranker's pass over the mention's context;
+bench/RESULTS.md). Curators go through a document mention after mention. So once a panel has linked its mention,
+the document's other open mentions are linked together on a background thread (:func:`prefetch_document`), and
+their panels find their rankings here (:func:`link_mention`).
+
+A ranking is served only from the index state that made it: rankings are kept per loaded linker and filed under
+its generation (:attr:`linker.linker.Linker.generation`, moved by every curator synonym added or taken back, in
+this process or read from another's decisions), the mention's text and offsets, the document's text and the
+number of candidates asked for. A decision that adds a synonym therefore makes the next panel link live again
+(and prefetch the rest of its document again): the cache only ever saves work, never shows a stale ranking.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from linker.linker import Linker
+from linker.rerank import MentionSpan
+from linker.rerank.results import LinkedMention
+from webapp.corpus.models import Mention
+from webapp.curation.models import OPEN_STATUSES
+from webapp.training.registry import ActiveLinker
+
+__all__ = ["Linking", "RANKINGS", "link_mention", "link_now", "prefetch_document", "wait_for_prefetch"]
+
+log = logging.getLogger(__name__)
+
+RANKINGS_KEPT = 4096  # per loaded linker: a few hundred documents' open mentions
+PREFETCH_CHUNK = 8  # mentions linked per call: the index can change between chunks, and a chunk is soon done
+
+
+@dataclass(frozen=True)
+class Linking:
+    """One mention's queries (one per part: abbreviations expanded, composites split) and its ranking."""
+
+    queries: list[str]
+    linked: LinkedMention
+
+
+@dataclass(frozen=True)
+class _Span:
+    """What linking reads of a mention (a background thread gets these, not model rows)."""
+
+    pk: int
+    text: str
+    start: int
+    end: int
+
+
+_Key = tuple[int, int, str, int, int, int, int]  # generation, mention pk, text, start, end, hash(document text), k
+
+
+class RankingCache:
+    """Rankings per loaded linker (dropped with it), least recently used first out."""
+
+    def __init__(self, size: int = RANKINGS_KEPT) -> None:
+        self.size = size
+        self._lock = threading.Lock()
+        self._per_linker: weakref.WeakKeyDictionary[Linker, OrderedDict[_Key, Linking]] = weakref.WeakKeyDictionary()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, linker: Linker, key: _Key) -> Linking | None:
+        with self._lock:
+            kept = self._per_linker.get(linker)
+            found = kept.get(key) if kept is not None else None
+            if found is None:
+                self.misses += 1
+                return None
+            kept.move_to_end(key)  # type: ignore[union-attr]  # found implies kept
+            self.hits += 1
+            return found
+
+    def has(self, linker: Linker, key: _Key) -> bool:
+        with self._lock:
+            kept = self._per_linker.get(linker)
+            return kept is not None and key in kept
+
+    def put(self, linker: Linker, key: _Key, linking: Linking) -> None:
+        with self._lock:
+            kept = self._per_linker.setdefault(linker, OrderedDict())
+            kept[key] = linking
+            kept.move_to_end(key)
+            while len(kept) > self.size:
+                kept.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._per_linker.clear()
+            self.hits = self.misses = 0
+
+
+RANKINGS = RankingCache()
+
+
+def _key(generation: int, span: _Span, document_text: str, k: int) -> _Key:
+    return (generation, span.pk, span.text, span.start, span.end, hash(document_text), k)
+
+
+def link_now(active: ActiveLinker, mentions: Sequence[Mention], document_text: str, k: int) -> list[Linking]:
+    """The mentions of one document linked in their context (their offsets in ``document_text``), now, uncached
+    (the background suggestions task: each of its rankings is stored once)."""
+    return _link(active.linker, [_Span(m.pk, m.text, m.start, m.end) for m in mentions], document_text, k)
+
+
+def _link(linker: Linker, spans: Sequence[_Span], document_text: str, k: int) -> list[Linking]:
+    contexts = [MentionSpan(s.text, s.start, s.end) for s in spans]
+    queries = linker.queries_for([s.text for s in spans], document_text)
+    linked = linker.link_in_context(contexts, document_text=document_text, k=k, queries=queries)
+    return [Linking(list(q), one) for q, one in zip(queries, linked, strict=True)]
+
+
+def link_mention(active: ActiveLinker, mention: Mention, document_text: str, k: int) -> Linking:
+    """One mention's ranking: from this process's cache when the index is as it was when it was made, else linked
+    now (and kept). A miss also sets the document's other open mentions linking in the background
+    (``CURATION_PREFETCH``), since the curator's next panel is most likely one of them."""
+    linker = active.linker
+    span = _Span(mention.pk, mention.text, mention.start, mention.end)
+    generation = linker.generation  # read before linking: a change made meanwhile files this ranking as already old
+    key = _key(generation, span, document_text, k)
+    found = RANKINGS.get(linker, key)
+    if found is not None:
+        return found
+    (linking,) = _link(linker, [span], document_text, k)
+    RANKINGS.put(linker, key, linking)
+    if settings.CURATION_PREFETCH:
+        prefetch_document(active, mention, document_text, k)
+    return linking
+
+
+# --- the background thread ------------------------------------------------------------------------------------
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+_pending: dict[tuple[int, int], Future[None]] = {}  # (index version, document) -> its prefetch in flight
+
+
+def _forget_pool() -> None:
+    # A forked child (a Celery prefork worker, a gunicorn worker of a preloaded app) inherits the executor but not
+    # its thread: work given to it would never run. The child starts its own on first use.
+    global _pool
+    _pool = None
+    _pending.clear()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            # One thread: prefetching is spare work and must not take more than one of the web process's cores.
+            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="panel-prefetch")
+        return _pool
+
+
+def prefetch_document(active: ActiveLinker, mention: Mention, document_text: str, k: int) -> Future[None] | None:
+    """Link the open mentions of ``mention``'s document that this process has no current ranking for, on the
+    background thread, the ones after ``mention`` first (the order a curator goes in). None when none is left or
+    that document is being prefetched already."""
+    flight = (active.index_version_id, mention.document_id)
+    running = _pending.get(flight)
+    if running is not None and not running.done():
+        return None
+    linker = active.linker
+    generation = linker.generation
+    rows = (Mention.objects.filter(document_id=mention.document_id, status__in=OPEN_STATUSES).exclude(pk=mention.pk)
+            .order_by("start", "end", "pk").values_list("pk", "text", "start", "end"))
+    spans = [_Span(*row) for row in rows]
+    spans = [s for s in spans if s.start >= mention.start] + [s for s in spans if s.start < mention.start]
+    spans = [s for s in spans if not RANKINGS.has(linker, _key(generation, s, document_text, k))]
+    if not spans:
+        return None
+    future = _executor().submit(_prefetch, linker, spans, document_text, k)
+    _pending[flight] = future
+    future.add_done_callback(lambda done: _pending.pop(flight, None) if _pending.get(flight) is done else None)
+    return future
+
+
+def _prefetch(linker: Linker, spans: Sequence[_Span], document_text: str, k: int) -> None:
+    for at in range(0, len(spans), PREFETCH_CHUNK):
+        generation = linker.generation
+        chunk = spans[at : at + PREFETCH_CHUNK]
+        try:
+            linked = _link(linker, chunk, document_text, k)
+        except Exception:  # spare work: a failure here only means those panels link live
+            log.exception("prefetching %d mention(s) failed; their panels will link them live", len(chunk))
+            return
+        if linker.generation != generation:
+            return  # a synonym came or went meanwhile: these rankings may be old, and the next panel starts again
+        for span, linking in zip(chunk, linked, strict=True):
+            RANKINGS.put(linker, _key(generation, span, document_text, k), linking)
+
+
+def wait_for_prefetch(timeout: float = 60.0) -> None:
+    """Block until the prefetches in flight are done (tests and benchmarks that need a settled state)."""
+    for future in list(_pending.values()):
+        future.result(timeout=timeout)
