@@ -19,9 +19,8 @@ import logging
 import os
 import threading
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -39,6 +38,7 @@ log = logging.getLogger(__name__)
 
 RANKINGS_KEPT = 4096  # per loaded linker: a few hundred documents' open mentions
 PREFETCH_CHUNK = 8  # mentions linked per call: the index can change between chunks, and a chunk is soon done
+PREFETCH_BACKLOG = 2  # documents waiting for the background thread: the newest are the ones a curator is on
 
 
 @dataclass(frozen=True)
@@ -142,39 +142,80 @@ def link_mention(active: ActiveLinker, mention: Mention, document_text: str, k: 
 
 # --- the background thread ------------------------------------------------------------------------------------
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-_pending: dict[tuple[int, int], Future[None]] = {}  # (index version, document) -> its prefetch in flight
+
+@dataclass(frozen=True)
+class _Job:
+    flight: tuple[int, int]  # (index version, document)
+    linker: Linker
+    spans: tuple[_Span, ...]
+    document_text: str
+    k: int
 
 
-def _forget_pool() -> None:
-    # A forked child (a Celery prefork worker, a gunicorn worker of a preloaded app) inherits the executor but not
-    # its thread: work given to it would never run. The child starts its own on first use.
-    global _pool
-    _pool = None
-    _pending.clear()
+class _Prefetcher:
+    """One daemon thread working through the latest few documents asked for.
+
+    Only the most recent documents are kept waiting (a curator who skips through documents faster than they are
+    linked has left the older ones); a daemon thread, because prefetching is spare work that must never hold up a
+    process's exit."""
+
+    def __init__(self, backlog: int = PREFETCH_BACKLOG) -> None:
+        self.backlog = backlog
+        self._jobs: deque[_Job] = deque()
+        self._busy: tuple[int, int] | None = None
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, job: _Job) -> bool:
+        """Queue ``job`` unless its document is queued or being linked already; False then."""
+        with self._cond:
+            if self._busy == job.flight or any(j.flight == job.flight for j in self._jobs):
+                return False
+            self._jobs.append(job)
+            while len(self._jobs) > self.backlog:
+                self._jobs.popleft()
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="panel-prefetch", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+            return True
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._jobs:
+                    self._cond.wait()
+                job = self._jobs.popleft()
+                self._busy = job.flight
+            try:
+                _prefetch(job)
+            finally:
+                with self._cond:
+                    self._busy = None
+                    self._cond.notify_all()
+
+    def wait(self, timeout: float) -> None:
+        with self._cond:
+            if not self._cond.wait_for(lambda: not self._jobs and self._busy is None, timeout):
+                raise TimeoutError(f"panel prefetch still busy after {timeout} s")
+
+    def forget(self) -> None:
+        # A forked child (a Celery prefork worker, a gunicorn worker of a preloaded app) inherits the queue but not
+        # the thread: it starts its own on its first prefetch.
+        self._jobs.clear()
+        self._busy = None
+        self._cond = threading.Condition()
+        self._thread = None
 
 
-os.register_at_fork(after_in_child=_forget_pool)
+_PREFETCHER = _Prefetcher()
+os.register_at_fork(after_in_child=_PREFETCHER.forget)
 
 
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            # One thread: prefetching is spare work and must not take more than one of the web process's cores.
-            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="panel-prefetch")
-        return _pool
-
-
-def prefetch_document(active: ActiveLinker, mention: Mention, document_text: str, k: int) -> Future[None] | None:
+def prefetch_document(active: ActiveLinker, mention: Mention, document_text: str, k: int) -> bool:
     """Link the open mentions of ``mention``'s document that this process has no current ranking for, on the
-    background thread, the ones after ``mention`` first (the order a curator goes in). None when none is left or
+    background thread, the ones after ``mention`` first (the order a curator goes in). False when none is left or
     that document is being prefetched already."""
-    flight = (active.index_version_id, mention.document_id)
-    running = _pending.get(flight)
-    if running is not None and not running.done():
-        return None
     linker = active.linker
     generation = linker.generation
     rows = (Mention.objects.filter(document_id=mention.document_id, status__in=OPEN_STATUSES).exclude(pk=mention.pk)
@@ -183,29 +224,26 @@ def prefetch_document(active: ActiveLinker, mention: Mention, document_text: str
     spans = [s for s in spans if s.start >= mention.start] + [s for s in spans if s.start < mention.start]
     spans = [s for s in spans if not RANKINGS.has(linker, _key(generation, s, document_text, k))]
     if not spans:
-        return None
-    future = _executor().submit(_prefetch, linker, spans, document_text, k)
-    _pending[flight] = future
-    future.add_done_callback(lambda done: _pending.pop(flight, None) if _pending.get(flight) is done else None)
-    return future
+        return False
+    return _PREFETCHER.submit(_Job((active.index_version_id, mention.document_id), linker, tuple(spans), document_text, k))
 
 
-def _prefetch(linker: Linker, spans: Sequence[_Span], document_text: str, k: int) -> None:
-    for at in range(0, len(spans), PREFETCH_CHUNK):
+def _prefetch(job: _Job) -> None:
+    linker = job.linker
+    for at in range(0, len(job.spans), PREFETCH_CHUNK):
         generation = linker.generation
-        chunk = spans[at : at + PREFETCH_CHUNK]
+        chunk = job.spans[at : at + PREFETCH_CHUNK]
         try:
-            linked = _link(linker, chunk, document_text, k)
+            linked = _link(linker, chunk, job.document_text, job.k)
         except Exception:  # spare work: a failure here only means those panels link live
             log.exception("prefetching %d mention(s) failed; their panels will link them live", len(chunk))
             return
         if linker.generation != generation:
             return  # a synonym came or went meanwhile: these rankings may be old, and the next panel starts again
         for span, linking in zip(chunk, linked, strict=True):
-            RANKINGS.put(linker, _key(generation, span, document_text, k), linking)
+            RANKINGS.put(linker, _key(generation, span, job.document_text, job.k), linking)
 
 
 def wait_for_prefetch(timeout: float = 60.0) -> None:
-    """Block until the prefetches in flight are done (tests and benchmarks that need a settled state)."""
-    for future in list(_pending.values()):
-        future.result(timeout=timeout)
+    """Block until the prefetches queued are done (tests and benchmarks that need a settled state)."""
+    _PREFETCHER.wait(timeout)
