@@ -6,7 +6,7 @@ import pytest
 
 from webapp.corpus.models import Mention
 from webapp.curation.models import OPEN_STATUSES
-from webapp.curation.services import panel_ranking
+from webapp.curation.services import panel_ranking, prefetch_rest_of_document
 from webapp.curation.services.rankings import RANKINGS, link_now, wait_for_prefetch
 from webapp.training.registry import add_curator_synonym, get_active_linker
 
@@ -30,7 +30,7 @@ def test_a_panel_prefetches_the_rest_of_its_document_and_those_panels_read_it(de
     first = _mention("Type 2 diabetes")
     others = _others(first)
     assert others, "the demo abstract has more than one mention"
-    panel_ranking(first)
+    prefetch_rest_of_document(first, panel_ranking(first))  # as the view does once the panel is rendered
     wait_for_prefetch()
     active = get_active_linker("medic-demo")
     assert active is not None
@@ -48,7 +48,7 @@ def test_a_new_synonym_makes_the_next_panel_link_live(demo) -> None:  # type: ig
     first = _mention("Type 2 diabetes")
     other = _mention("hypertension")
     assert other.document_id == first.document_id
-    panel_ranking(first)
+    prefetch_rest_of_document(first, panel_ranking(first))
     wait_for_prefetch()
     before = panel_ranking(other)
     assert before is not None and before.candidates[0].concept_id != "MESH:D003924"
@@ -64,12 +64,24 @@ def test_a_new_synonym_makes_the_next_panel_link_live(demo) -> None:  # type: ig
 def test_prefetching_can_be_turned_off(demo, settings) -> None:  # type: ignore[no-untyped-def]
     settings.CURATION_PREFETCH = False
     first = _mention("Type 2 diabetes")
-    panel_ranking(first)
+    prefetch_rest_of_document(first, panel_ranking(first))
     wait_for_prefetch()
     misses = RANKINGS.misses
     panel_ranking(_mention("hypertension"))
     assert RANKINGS.misses == misses + 1
     # The mention's own ranking is still kept: viewing it again links nothing.
     hits = RANKINGS.hits
-    panel_ranking(first)
+    again = panel_ranking(first)
+    assert RANKINGS.hits == hits + 1
+    assert again is not None and again.linked_now_k == 0  # kept: nothing for the view to prefetch after it
+
+
+def test_the_panel_view_prefetches_its_document(bob_client, demo) -> None:  # type: ignore[no-untyped-def]
+    first = _mention("Type 2 diabetes")
+    assert bob_client.get(f"/curate/mentions/{first.pk}/panel/", HTTP_HX_REQUEST="true").status_code == 200
+    wait_for_prefetch()
+    hits = RANKINGS.hits
+    other = _mention("hypertension")
+    response = bob_client.get(f"/curate/mentions/{other.pk}/panel/", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and "MESH:D006973" in response.content.decode()
     assert RANKINGS.hits == hits + 1

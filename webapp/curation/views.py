@@ -224,9 +224,11 @@ def _panel_response(
     trigger: dict[str, Any] | None = None,
 ) -> HttpResponse:
     # The service links the mention live and stores what it shows; the selector only reads.
-    data = selectors.panel(mention, services.panel_ranking(mention))
+    ranking = services.panel_ranking(mention)
+    data = selectors.panel(mention, ranking)
     context = {"p": data, "alert": alert, "alert_kind": alert_kind}
     body = render_to_string("curation/_panel.html", context, request)
+    services.prefetch_rest_of_document(mention, ranking)  # only now: the background thread must not slow this answer
     # Storing suggestions may turn a pending mention into a suggested one: the keyboard script recolours
     # that mention from the panel's data-status, so a panel view never re-renders the document.
     if refresh_document:

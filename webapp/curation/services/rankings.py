@@ -3,8 +3,9 @@
 A panel view links its mention live, so that a synonym a curator added a moment ago counts; that link is the
 largest part of a panel's server time (retrieval, the re-ranker's pass over the mention's context;
 bench/RESULTS.md). Curators go through a document mention after mention. So once a panel has linked its mention,
-the document's other open mentions are linked together on a background thread (:func:`prefetch_document`), and
-their panels find their rankings here (:func:`link_mention`).
+the document's other open mentions are linked together on a background thread (:func:`prefetch_document`, started
+once the panel's answer is rendered, so that it does not compete with it), and their panels find their rankings
+here (:func:`link_mention`).
 
 A ranking is served only from the index state that made it: rankings are kept per loaded linker and filed under
 its generation (:attr:`linker.linker.Linker.generation`, moved by every curator synonym added or taken back, in
@@ -122,22 +123,21 @@ def _link(linker: Linker, spans: Sequence[_Span], document_text: str, k: int) ->
     return [Linking(list(q), one) for q, one in zip(queries, linked, strict=True)]
 
 
-def link_mention(active: ActiveLinker, mention: Mention, document_text: str, k: int) -> Linking:
-    """One mention's ranking: from this process's cache when the index is as it was when it was made, else linked
-    now (and kept). A miss also sets the document's other open mentions linking in the background
-    (``CURATION_PREFETCH``), since the curator's next panel is most likely one of them."""
+def link_mention(active: ActiveLinker, mention: Mention, document_text: str, k: int) -> tuple[Linking, bool]:
+    """One mention's ranking, and whether it was linked just now: from this process's cache when the index is as
+    it was when the ranking was made, else linked now (and kept). After a fresh link the caller may set the
+    document's other open mentions linking in the background (:func:`prefetch_document`), once its own answer is
+    ready: the curator's next panel is most likely one of them."""
     linker = active.linker
     span = _Span(mention.pk, mention.text, mention.start, mention.end)
     generation = linker.generation  # read before linking: a change made meanwhile files this ranking as already old
     key = _key(generation, span, document_text, k)
     found = RANKINGS.get(linker, key)
     if found is not None:
-        return found
+        return found, False
     (linking,) = _link(linker, [span], document_text, k)
     RANKINGS.put(linker, key, linking)
-    if settings.CURATION_PREFETCH:
-        prefetch_document(active, mention, document_text, k)
-    return linking
+    return linking, True
 
 
 # --- the background thread ------------------------------------------------------------------------------------
@@ -213,9 +213,11 @@ os.register_at_fork(after_in_child=_PREFETCHER.forget)
 
 
 def prefetch_document(active: ActiveLinker, mention: Mention, document_text: str, k: int) -> bool:
-    """Link the open mentions of ``mention``'s document that this process has no current ranking for, on the
+    """With ``CURATION_PREFETCH`` on, link the open mentions of ``mention``'s document that this process has no current ranking for, on the
     background thread, the ones after ``mention`` first (the order a curator goes in). False when none is left or
-    that document is being prefetched already."""
+    that document is being prefetched already (or prefetching is off)."""
+    if not settings.CURATION_PREFETCH:
+        return False
     linker = active.linker
     generation = linker.generation
     rows = (Mention.objects.filter(document_id=mention.document_id, status__in=OPEN_STATUSES).exclude(pk=mention.pk)

@@ -28,7 +28,7 @@ from linker.retrieval import Candidate
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.models import OPEN_STATUSES, Decision
 from webapp.curation.services.decisions import CurationError
-from webapp.curation.services.rankings import link_mention, link_now
+from webapp.curation.services.rankings import link_mention, link_now, prefetch_document
 from webapp.projects.concept_filter import ConceptFilter, filter_for_collection
 from webapp.training.registry import ActiveLinker, get_active_linker
 from webapp.vocab.models import Concept, DictionaryVersion
@@ -51,6 +51,9 @@ class PanelRanking:
     stored: bool  # these candidates replaced the stored suggestions just now (the mention may have become "suggested")
     confidences: list[float] = field(default_factory=list)  # per part: P(top-1 right); empty: uncalibrated linker
     concept_filter: ConceptFilter | None = None  # the project's filter the candidates were restricted to
+    # Linked just now, asking the linker for this many candidates (0: the ranking was kept from before): the
+    # document's other open mentions may then be prefetched (:func:`prefetch_rest_of_document`).
+    linked_now_k: int = 0
 
     @property
     def confidence(self) -> float | None:
@@ -103,7 +106,8 @@ def panel_ranking(mention: Mention, k: int = SUGGESTIONS_K) -> PanelRanking | No
         return None
     concept_filter = filter_for_collection(mention.document.collection)
     # Cached while the index is unchanged, and the document's other open mentions prefetched (services.rankings).
-    linking = link_mention(active, mention, mention.document.text, k if concept_filter is None else k * FILTER_WIDENING)
+    asked = k if concept_filter is None else k * FILTER_WIDENING
+    linking, linked_now = link_mention(active, mention, mention.document.text, asked)
     queries, linked = [linking.queries], linking.linked
     if concept_filter is not None:
         linked = within_filter(linked, concept_filter.allows_id, k)
@@ -119,7 +123,15 @@ def panel_ranking(mention: Mention, k: int = SUGGESTIONS_K) -> PanelRanking | No
                 stored = True
     # The linker's own parts, where it split a composite the source did not.
     split = max(1, len(mention.part_texts)) < max((c.part for c in ranked), default=0) + 1
-    return PanelRanking(active, linked, queries[0] if split else None, stored, confidences, concept_filter)
+    return PanelRanking(active, linked, queries[0] if split else None, stored, confidences, concept_filter,
+                        asked if linked_now else 0)
+
+
+def prefetch_rest_of_document(mention: Mention, ranking: PanelRanking | None) -> None:
+    """After a panel that linked its mention just now has been rendered: link the rest of its document in the
+    background (:func:`webapp.curation.services.rankings.prefetch_document`), for the curator's next panels."""
+    if ranking is not None and ranking.linked_now_k:
+        prefetch_document(ranking.active, mention, mention.document.text, ranking.linked_now_k)
 
 
 def within_filter(linked: LinkedMention, allows: Callable[[str], bool], k: int) -> LinkedMention:
