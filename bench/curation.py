@@ -59,6 +59,7 @@ class Config:
     seed: int = 13
     path_documents: int = 20
     think_ms: int = 1000
+    prefetch: bool = True  # the curator's path with the document prefetch (False: every panel links live, for an A/B)
     artifact: Path | None = None  # a linker artifact over CTD_diseases (e.g. with a LATTE re-ranker) to serve instead
 
 
@@ -195,7 +196,7 @@ def bench_panel(cfg: Config) -> dict[str, Any]:
     _timed(client, f"/curate/mentions/{sample[0]}/panel/")  # warm the templates
     first = [_timed(client, f"/curate/mentions/{pk}/panel/") for pk in sample[1:]]
     again = [_timed(client, f"/curate/mentions/{pk}/panel/") for pk in sample[1:]]
-    settings.CURATION_PREFETCH = True
+    settings.CURATION_PREFETCH = cfg.prefetch
     path = bench_path(cfg, client, set(sample)) if cfg.path_documents else None
     return {"index_load_s": round(load_s, 2), "ranked_by": ranked_by, "reranker_problem": problem,
             "first_view": summary(first), "repeat_view": summary(again), "curator_path": path}
@@ -229,7 +230,7 @@ def bench_path(cfg: Config, client: Any, viewed: set[int]) -> dict[str, Any]:
                 except (Conflict, CurationError):
                     pass  # a mention an identical one's decision changed meanwhile: the curator moves on
             time.sleep(cfg.think_ms / 1000)
-    return {**summary(ms), "documents": len(chosen), "linked_live": live, "think_ms": cfg.think_ms}
+    return {**summary(ms), "documents": len(chosen), "linked_live": live, "think_ms": cfg.think_ms, "prefetch": cfg.prefetch}
 
 
 def _queries(texts: list[str], rng: random.Random, n: int) -> list[str]:
@@ -301,7 +302,8 @@ def append_results(result: dict[str, Any]) -> None:
     ]
     path = p.get("curator_path")
     if path:
-        lines.append(f"| candidate panel, a curator's path ({path['documents']} documents in order, top-1 accepted, "
+        prefetch = "document prefetch on" if path.get("prefetch", True) else "document prefetch off"
+        lines.append(f"| candidate panel, a curator's path ({path['documents']} documents in order, top-1 accepted, {prefetch}, "
                      f"{path['think_ms']} ms reading; {path['linked_live']} of {path['n']} linked live) | {path['n']} | "
                      f"{path['p50_ms']} | {path['p95_ms']} | {path['max_ms']} | p95 < 150 |")
     for slug, f in s["per_dictionary"].items():
@@ -323,6 +325,7 @@ def parse_args(argv: list[str] | None = None) -> Config:
     parser.add_argument("--path-documents", type=int, default=Config.path_documents,
                         help="Documents a curator goes through in order (0: no curator's path).")
     parser.add_argument("--think-ms", type=int, default=Config.think_ms, help="A curator's reading time between panels on the path.")
+    parser.add_argument("--no-prefetch", action="store_true", help="The curator's path without the document prefetch (an A/B).")
     parser.add_argument("--artifact", type=Path, help="Serve this linker artifact over CTD_diseases (e.g. one with a LATTE re-ranker).")
     args = parser.parse_args(argv)
     if args.mentions < 2 or args.searches < 1:
@@ -330,7 +333,8 @@ def parse_args(argv: list[str] | None = None) -> Config:
     if args.path_documents < 0 or args.think_ms < 0:
         parser.error("--path-documents and --think-ms must not be negative")
     return Config(mentions=args.mentions, searches=args.searches, data=args.data, record=not args.no_record,
-                  path_documents=args.path_documents, think_ms=args.think_ms, artifact=args.artifact)
+                  path_documents=args.path_documents, think_ms=args.think_ms, prefetch=not args.no_prefetch,
+                  artifact=args.artifact)
 
 
 if __name__ == "__main__":

@@ -24,14 +24,14 @@ def _empty_cache() -> Iterator[None]:
     from django.core.cache import cache
 
     from webapp.curation.lineage import ANCESTRY
-    from webapp.curation.services.rankings import RANKINGS, wait_for_prefetch
+    from webapp.curation.services.rankings import forget_rankings, wait_for_prefetch
 
     cache.clear()
     ANCESTRY.clear()
-    RANKINGS.clear()
+    forget_rankings()
     yield
     wait_for_prefetch()
-    RANKINGS.clear()
+    forget_rankings()
 
 
 @pytest.fixture(scope="session")

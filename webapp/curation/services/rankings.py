@@ -33,7 +33,8 @@ from webapp.corpus.models import Mention
 from webapp.curation.models import OPEN_STATUSES
 from webapp.training.registry import ActiveLinker
 
-__all__ = ["Linking", "RANKINGS", "link_mention", "link_now", "prefetch_document", "wait_for_prefetch"]
+__all__ = ["Linking", "PAYOFF", "PrefetchPayoff", "RANKINGS", "RankingCache", "forget_rankings", "link_mention", "link_now",
+           "prefetch_document", "wait_for_prefetch"]
 
 log = logging.getLogger(__name__)
 
@@ -64,46 +65,92 @@ _Key = tuple[int, int, str, int, int, int, int]  # generation, mention pk, text,
 
 
 class RankingCache:
-    """Rankings per loaded linker (dropped with it), least recently used first out."""
+    """Rankings per loaded linker (dropped with it), least recently used first out; counts how many of the
+    prefetched ones a panel went on to read."""
 
     def __init__(self, size: int = RANKINGS_KEPT) -> None:
         self.size = size
         self._lock = threading.Lock()
-        self._per_linker: weakref.WeakKeyDictionary[Linker, OrderedDict[_Key, Linking]] = weakref.WeakKeyDictionary()
+        # Per key: the ranking, and whether it was prefetched and no panel has read it yet.
+        self._per_linker: weakref.WeakKeyDictionary[Linker, OrderedDict[_Key, tuple[Linking, bool]]] = (
+            weakref.WeakKeyDictionary())
         self.hits = 0
         self.misses = 0
+        self.prefetched = 0
+        self.prefetched_read = 0
 
     def get(self, linker: Linker, key: _Key) -> Linking | None:
         with self._lock:
             kept = self._per_linker.get(linker)
             found = kept.get(key) if kept is not None else None
-            if found is None:
+            if kept is None or found is None:
                 self.misses += 1
                 return None
-            kept.move_to_end(key)  # type: ignore[union-attr]  # found implies kept
+            kept.move_to_end(key)
             self.hits += 1
-            return found
+            linking, unread_prefetch = found
+            if unread_prefetch:
+                self.prefetched_read += 1
+                kept[key] = (linking, False)
+            return linking
 
     def has(self, linker: Linker, key: _Key) -> bool:
         with self._lock:
             kept = self._per_linker.get(linker)
             return kept is not None and key in kept
 
-    def put(self, linker: Linker, key: _Key, linking: Linking) -> None:
+    def put(self, linker: Linker, key: _Key, linking: Linking, prefetched: bool = False) -> None:
         with self._lock:
             kept = self._per_linker.setdefault(linker, OrderedDict())
-            kept[key] = linking
+            kept[key] = (linking, prefetched)
             kept.move_to_end(key)
+            self.prefetched += prefetched
             while len(kept) > self.size:
                 kept.popitem(last=False)
 
     def clear(self) -> None:
         with self._lock:
             self._per_linker.clear()
-            self.hits = self.misses = 0
+            self.hits = self.misses = self.prefetched = self.prefetched_read = 0
+
+
+class PrefetchPayoff:
+    """Whether prefetching pays in this process: of the last rankings prefetched, how many a panel read.
+
+    With many curators deciding at once, synonyms change the index every second or so and most prefetched
+    rankings are outdated before anyone reads them: work that only slows the panels being answered. Below
+    ``floor`` over a window, only every ``probe_every``-th document is prefetched, which keeps measuring."""
+
+    def __init__(self, cache: RankingCache, window: int = 64, floor: float = 0.2, probe_every: int = 4) -> None:
+        self.cache, self.window, self.floor, self.probe_every = cache, window, floor, probe_every
+        self.reset()
+
+    def reset(self) -> None:
+        self._start = (0, 0)  # (prefetched, read) when the current window began
+        self.throttled = False
+        self._skipped = 0
+
+    def allows(self) -> bool:
+        made, read = self.cache.prefetched, self.cache.prefetched_read
+        if made < self._start[0]:  # the cache was cleared
+            self._start = (0, 0)
+        if made - self._start[0] >= self.window:
+            self.throttled = (read - self._start[1]) / (made - self._start[0]) < self.floor
+            self._start = (made, read)
+        if not self.throttled:
+            return True
+        self._skipped = (self._skipped + 1) % self.probe_every
+        return self._skipped == 0
 
 
 RANKINGS = RankingCache()
+PAYOFF = PrefetchPayoff(RANKINGS)
+
+
+def forget_rankings() -> None:
+    """Drop every kept ranking and what prefetching has measured (tests)."""
+    RANKINGS.clear()
+    PAYOFF.reset()
 
 
 def _key(generation: int, span: _Span, document_text: str, k: int) -> _Key:
@@ -214,9 +261,9 @@ os.register_at_fork(after_in_child=_PREFETCHER.forget)
 
 def prefetch_document(active: ActiveLinker, mention: Mention, document_text: str, k: int) -> bool:
     """With ``CURATION_PREFETCH`` on, link the open mentions of ``mention``'s document that this process has no current ranking for, on the
-    background thread, the ones after ``mention`` first (the order a curator goes in). False when none is left or
-    that document is being prefetched already (or prefetching is off)."""
-    if not settings.CURATION_PREFETCH:
+    background thread, the ones after ``mention`` first (the order a curator goes in). False when none is left,
+    that document is being prefetched already, prefetching is off or it does not pay here now (:class:`PrefetchPayoff`)."""
+    if not settings.CURATION_PREFETCH or not PAYOFF.allows():
         return False
     linker = active.linker
     generation = linker.generation
@@ -243,7 +290,7 @@ def _prefetch(job: _Job) -> None:
         if linker.generation != generation:
             return  # a synonym came or went meanwhile: these rankings may be old, and the next panel starts again
         for span, linking in zip(chunk, linked, strict=True):
-            RANKINGS.put(linker, _key(generation, span, job.document_text, job.k), linking)
+            RANKINGS.put(linker, _key(generation, span, job.document_text, job.k), linking, prefetched=True)
 
 
 def wait_for_prefetch(timeout: float = 60.0) -> None:
