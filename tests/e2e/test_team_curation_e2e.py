@@ -4,6 +4,8 @@ Screenshots of the project page, the adjudication screen and the agreement page 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -17,6 +19,9 @@ from webapp.projects.services.membership import add_member, create_project
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
+DECIDED = re.compile("accepted|relinked")
+
+
 def _annotate(page, base_url: str, assignment: Assignment, first_key: str) -> None:  # type: ignore[no-untyped-def]
     """Open the copy from the queue, decide every mention with the keyboard (``first_key`` on the first, ``a``
     on the rest), and mark the document done."""
@@ -27,7 +32,10 @@ def _annotate(page, base_url: str, assignment: Assignment, first_key: str) -> No
     quote = page.locator("#panel .panel-quote")
     for i, text in enumerate(texts):
         expect(quote).to_have_text(text)  # the page moved on to the next open mention by itself
+        shown = page.locator("#panel .panel-body").get_attribute("data-mention-id")
         page.keyboard.press(first_key if i == 0 else "a")
+        # Decided before the next key: the last one has no next panel to wait for.
+        expect(page.locator(f'#document-text mark[data-mention-id="{shown}"]').first).to_have_attribute("data-status", DECIDED)
     expect(page.locator('#status-counts [data-status-count="pending"]')).to_have_text("0")
     page.click("#mark-done")
     expect(page.locator("ul.messages")).to_contain_text("demo-1 is done")
