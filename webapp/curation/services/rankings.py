@@ -38,7 +38,9 @@ __all__ = ["Linking", "PAYOFF", "PrefetchPayoff", "RANKINGS", "RankingCache", "f
 
 log = logging.getLogger(__name__)
 
-RANKINGS_KEPT = 4096  # per loaded linker: a few hundred documents' open mentions
+# Per loaded linker: about 200 documents' open mentions. A ranking of 10 candidates with its types takes about 6.5 KB
+# (tracemalloc, the CTD MEDIC LATTE linker), so at most about 13 MB; five times that under a project's concept filter.
+RANKINGS_KEPT = 2048
 PREFETCH_CHUNK = 8  # mentions linked per call: the index can change between chunks, and a chunk is soon done
 PREFETCH_BACKLOG = 2  # documents waiting for the background thread: the newest are the ones a curator is on
 
