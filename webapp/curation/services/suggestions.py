@@ -2,7 +2,8 @@
 
 Two writers, one rule (:func:`store_suggestions`): the background task links a collection's open mentions in
 batches (:func:`suggest_for_collection`), and the candidate panel links the mention it shows live
-(:func:`panel_ranking`), storing what it shows when that differs from what is stored, so the rank recorded
+(:func:`panel_ranking`; the ranking is kept in the process while the index is unchanged, and the rest of the
+document prefetched: :mod:`.rankings`), storing what it shows when that differs from what is stored, so the rank recorded
 with a decision is the rank the curator saw. Decided mentions keep the suggestions they were decided on.
 Both read the linker through the one door, :func:`webapp.training.registry.get_active_linker`, so synonyms
 curators added in any process count, and both link each mention in its document
