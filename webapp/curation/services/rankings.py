@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 # Per loaded linker: about 200 documents' open mentions. A ranking of 10 candidates with its types takes about 6.5 KB
 # (tracemalloc, the CTD MEDIC LATTE linker), so at most about 13 MB; five times that under a project's concept filter.
 RANKINGS_KEPT = 2048
-PREFETCH_CHUNK = 8  # mentions linked per call: the index can change between chunks, and a chunk is soon done
+PREFETCH_CHUNK = 2  # mentions linked per call: between calls the index may change and requests come first
 PREFETCH_BACKLOG = 2  # documents waiting for the background thread: the newest are the ones a curator is on
 PREFETCH_PATIENCE = 1.0  # seconds a chunk waits for this process's requests to stop linking before it gives up
 
