@@ -27,6 +27,7 @@ The figures are appended to bench/RESULTS.md with the machine they ran on (appen
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -225,10 +226,9 @@ def bench_path(cfg: Config, client: Any, viewed: set[int]) -> dict[str, Any]:
             mention = Mention.objects.get(pk=pk)
             top = mention.links.filter(origin=Link.Origin.MODEL, part=0, rank=1).select_related("concept").first()
             if mention.status in OPEN_STATUSES and top is not None and top.concept is not None:
-                try:
+                # A mention an identical one's decision changed meanwhile is refused: the curator moves on.
+                with contextlib.suppress(Conflict, CurationError):
                     decide(user=curator, mention_id=pk, action="accept", seen_updated_at=mention.updated_at, concept=top.concept)
-                except (Conflict, CurationError):
-                    pass  # a mention an identical one's decision changed meanwhile: the curator moves on
             time.sleep(cfg.think_ms / 1000)
     return {**summary(ms), "documents": len(chosen), "linked_live": live, "think_ms": cfg.think_ms, "prefetch": cfg.prefetch}
 

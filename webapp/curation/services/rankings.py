@@ -180,24 +180,6 @@ def _link(linker: Linker, spans: Sequence[_Span], document_text: str, k: int) ->
     return [Linking(list(q), one) for q, one in zip(queries, linked, strict=True)]
 
 
-def link_mention(active: ActiveLinker, mention: Mention, document_text: str, k: int) -> tuple[Linking, bool]:
-    """One mention's ranking, and whether it was linked just now: from this process's cache when the index is as
-    it was when the ranking was made, else linked now (and kept). After a fresh link the caller may set the
-    document's other open mentions linking in the background (:func:`prefetch_document`), once its own answer is
-    ready: the curator's next panel is most likely one of them."""
-    linker = active.linker
-    span = _Span(mention.pk, mention.text, mention.start, mention.end)
-    generation = linker.generation  # read before linking: a change made meanwhile files this ranking as already old
-    key = _key(generation, span, document_text, k)
-    found = RANKINGS.get(linker, key)
-    if found is not None:
-        return found, False
-    with _REQUESTS_LINKING:
-        (linking,) = _link(linker, [span], document_text, k)
-    RANKINGS.put(linker, key, linking)
-    return linking, True
-
-
 class _Counter:
     """How many requests of this process are linking right now (the prefetch waits for none)."""
 
@@ -215,6 +197,25 @@ class _Counter:
 
 
 _REQUESTS_LINKING = _Counter()
+
+
+def link_mention(active: ActiveLinker, mention: Mention, document_text: str, k: int) -> tuple[Linking, bool]:
+    """One mention's ranking, and whether it was linked just now: from this process's cache when the index is as
+    it was when the ranking was made, else linked now (and kept). After a fresh link the caller may set the
+    document's other open mentions linking in the background (:func:`prefetch_document`), once its own answer is
+    ready: the curator's next panel is most likely one of them."""
+    linker = active.linker
+    span = _Span(mention.pk, mention.text, mention.start, mention.end)
+    generation = linker.generation  # read before linking: a change made meanwhile files this ranking as already old
+    key = _key(generation, span, document_text, k)
+    found = RANKINGS.get(linker, key)
+    if found is not None:
+        return found, False
+    with _REQUESTS_LINKING:
+        (linking,) = _link(linker, [span], document_text, k)
+    RANKINGS.put(linker, key, linking)
+    return linking, True
+
 
 
 # --- the background thread ------------------------------------------------------------------------------------
@@ -290,9 +291,10 @@ os.register_at_fork(after_in_child=_PREFETCHER.forget)
 
 
 def prefetch_document(active: ActiveLinker, mention: Mention, document_text: str, k: int) -> bool:
-    """With ``CURATION_PREFETCH`` on, link the open mentions of ``mention``'s document that this process has no current ranking for, on the
-    background thread, the ones after ``mention`` first (the order a curator goes in). False when none is left,
-    that document is being prefetched already, prefetching is off or it does not pay here now (:class:`PrefetchPayoff`)."""
+    """With ``CURATION_PREFETCH`` on, link the open mentions of ``mention``'s document that this process has no
+    current ranking for, on the background thread, the ones after ``mention`` first (the order a curator goes in).
+    False when none is left, that document is being prefetched already, prefetching is off or it does not pay here
+    now (:class:`PrefetchPayoff`)."""
     if not settings.CURATION_PREFETCH or not PAYOFF.allows():
         return False
     linker = active.linker
