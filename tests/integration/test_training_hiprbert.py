@@ -197,10 +197,15 @@ def test_the_start_form_offers_the_method_with_the_scope_defaults(alice_client) 
     assert "1000 for the student" in page and 'name="holdout_share"' in page and 'name="extra_dictionaries"' in page
     assert 'value="hiprbert" id="id_method_2" checked' in page  # preselected by the query string
     response = alice_client.post("/training/runs/new/", {"method": "hiprbert", "dictionary": "tree", "max_batches": 4,
-                                                         "hiprbert_batch_size": 8, "distances": "synonym", "holdout_share": 0.1})
+                                                         "hiprbert_batch_size": 8, "hiprbert_lr": 5e-5, "distances": "synonym",
+                                                         "holdout_share": 0.1})
     run = TrainingRun.objects.get()
     assert response.status_code == 302 and run.method == "hiprbert" and run.collections.count() == 0
-    assert (run.params["max_batches"], run.params["batch_size"], run.params["distances"], run.params["holdout_share"]) == (4, 8, "synonym", 0.1)
+    assert (run.params["max_batches"], run.params["batch_size"], run.params["lr"], run.params["distances"],
+            run.params["holdout_share"]) == (4, 8, 5e-5, "synonym", 0.1)
+    refused = alice_client.post("/training/runs/new/", {"method": "hiprbert", "dictionary": "tree", "hiprbert_lr": 0})
+    assert refused.status_code == 400 and TrainingRun.objects.count() == 1
+    assert "The learning rate must be above 0" in refused.content.decode()
 
 
 @pytest.mark.django_db

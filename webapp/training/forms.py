@@ -179,6 +179,12 @@ class StartRunForm(forms.Form):
         widget=forms.NumberInput(attrs={"placeholder": f"{STUDENT['batch_size']} on a CPU, {FULL['batch_size']} on a GPU"}),
         help_text=f"Empty: the scope's ({STUDENT['batch_size']} for the student, {FULL['batch_size']} for full, the paper's).",
     )
+    hiprbert_lr = forms.FloatField(
+        min_value=0.0, max_value=1.0, label="Learning rate",
+        widget=forms.NumberInput(attrs={"placeholder": f"{FULL['lr']:g} on a GPU, {STUDENT['lr']:g} on a CPU", "step": "any"}),
+        help_text=f"Of the transformer. Empty: the scope's ({FULL['lr']:g} for full, the paper's; {STUDENT['lr']:g} for the "
+                  "student's fewer steps).",
+    )
     distances = forms.ChoiceField(
         choices=[("hierarchy", "hierarchy: synonym, sibling, parent-child, other (the paper)"),
                  ("synonym", "synonym only (the SapBERT-style baseline)")],
@@ -266,9 +272,9 @@ class StartRunForm(forms.Form):
     # LATTE's form fields -> its params; the rest keep LATTE's defaults.
     LATTE_PARAMS = {"latte_epochs": "epochs", "latent_types": "latent_types", "latte_top_k": "top_k"}
     LATTE_FIELDS = tuple(LATTE_PARAMS)
-    # HiPrBERT's form fields -> its params (lr and the rest keep the linker's defaults).
+    # HiPrBERT's form fields -> its params (empty ones keep the scope's defaults).
     HIPRBERT_PARAMS = {"hiprbert_scope": "train_scope", "hiprbert_epochs": "epochs", "max_batches": "max_batches",
-                       "hiprbert_batch_size": "batch_size", "distances": "distances", "holdout_share": "holdout_share",
+                       "hiprbert_batch_size": "batch_size", "hiprbert_lr": "lr", "distances": "distances", "holdout_share": "holdout_share",
                        "device": "device"}
     HIPRBERT_FIELDS = ("extra_dictionaries", *HIPRBERT_PARAMS)
     BASE_FIELDS = ("base_encoder", "base_model")
@@ -357,6 +363,8 @@ class StartRunForm(forms.Form):
             if evaluation is not None:
                 self.add_error("eval_collection", "Hierarchy pre-training is scored on held-out concepts (held-out "
                                                   "share), not on a gold collection.")
+            if data.get("hiprbert_lr") is not None and not data["hiprbert_lr"] > 0:
+                self.add_error("hiprbert_lr", "The learning rate must be above 0 (empty: the scope's default).")
         elif method == FASTTEXT:
             if not (data.get("text_collections") or data.get("include_names") or data.get("include_definitions")):
                 self.add_error("text_collections", "Choose documents to train on, or let the dictionary's names or "
