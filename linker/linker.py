@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from linker.calibration import Calibration
@@ -37,6 +38,7 @@ from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
 from linker.encoders.registry import load_encoder
 from linker.encoders.transformer import TransformerEncoder, cached_features
+from linker.freshness import SCORE_SLACK, ChangeLog, IndexChange, PoolProbe, RankingProbe, touches_pool
 from linker.index import DenseIndex, IndexConfig
 from linker.overlap import beside
 from linker.rerank.context import MentionContext, MentionSpan, mention_context
@@ -44,7 +46,7 @@ from linker.rerank.reranker import Reranker, RerankerError
 from linker.rerank.results import RANKED_BY_LATTE, RANKED_BY_RETRIEVER, CandidateTyping, LinkedMention
 from linker.retrieval import Candidate, FirstStage, HybridRetriever, RetrievalConfig, encode_names
 from linker.sparse import SparseEncoder
-from linker.text import Preprocessor, TextConfig
+from linker.text import Preprocessor, TextConfig, normalize
 
 __all__ = ["Linker", "LinkerConfig", "ARTIFACT_FORMAT", "BuildProgress", "BUILD_PHASES", "annotation_counts",
            "encoding_device"]
@@ -145,8 +147,10 @@ class Linker:
         # P(top-1 right) and the NIL threshold, fitted after training (linker.calibration); None: uncalibrated.
         self.calibration: Calibration | None = None
         # Counts the changes to what retrieval returns (names added or taken back, a new concept prior), so that
-        # a caller keeping rankings (the web app's panel cache) knows when they may have changed.
+        # a caller keeping rankings (the web app's panel cache) knows when they may have changed; the latest
+        # changes are kept so that it can tell which rankings they leave as they were (still_ranks).
         self.generation = 0
+        self.changes = ChangeLog()
 
     @property
     def concept_prior(self) -> dict[str, float]:
@@ -157,7 +161,36 @@ class Linker:
         import math
 
         self.retriever.concept_prior = {cid: math.log1p(n) for cid, n in counts.items() if n > 0}
-        self.generation += 1
+        self._changed(IndexChange(self.generation + 1, everything=True))
+
+    def _changed(self, change: IndexChange) -> None:
+        self.changes.record(change)
+        self.generation = change.generation  # after the change is in place: a ranking made under it saw it
+
+    def still_ranks(self, probe: RankingProbe) -> bool:
+        """Whether a ranking made with ``probe`` (:attr:`linker.rerank.results.LinkedMention.probe`) is the one this
+        linker would make now: exact, not a guess (see :mod:`linker.freshness`)."""
+        now = self.generation
+        if probe.generation == now:
+            return True
+        changes = self.changes.since(probe.generation, now)
+        if changes is None or any(c.everything for c in changes):
+            return False
+        table = self.table
+        added = np.fromiter((r for c in changes for r in c.added_rows), dtype=np.int64)
+        for part in probe.parts:
+            pool = part.rows.tolist()
+            if touches_pool([table.concept_ids[r] for r in pool], [table.names[r] for r in pool], changes):
+                return False
+            if not len(added):
+                continue
+            if part.vector is not None and self.index is not None:
+                if (self.index.vectors(added) @ part.vector >= part.dense_floor - SCORE_SLACK).any():
+                    return False
+            if part.sparse_floor is not None:
+                if (self.sparse.score([part.query], added[None, :])[0] >= part.sparse_floor - SCORE_SLACK).any():
+                    return False
+        return True
 
     # --- construction --------------------------------------------------------------------------------
 
@@ -249,11 +282,23 @@ class Linker:
     def link_queries(self, queries: Sequence[Sequence[str]], k: int = 20) -> list[list[list[Candidate]]]:
         """Already normalised queries per mention (e.g. :class:`linker.protocol.EvalMention.queries`)."""
         flat = [q for parts in queries for q in parts]
-        ranked = self.retriever.retrieve(flat, k)
-        out: list[list[list[Candidate]]] = []
+        return self._per_mention(queries, self.retriever.retrieve(flat, k), renumber=True)
+
+    def _link_queries_probed(self, queries: Sequence[Sequence[str]], k: int
+                             ) -> tuple[list[list[list[Candidate]]], list[list[PoolProbe | None]]]:
+        """:meth:`link_queries` and each part's pool (:mod:`linker.freshness`)."""
+        ranked, pools = self.retriever.retrieve_probed([q for parts in queries for q in parts], k)
+        return self._per_mention(queries, ranked, renumber=True), self._per_mention(queries, pools)
+
+    @staticmethod
+    def _per_mention(queries: Sequence[Sequence[str]], flat: list[Any], renumber: bool = False) -> list[list[Any]]:
+        """A flat list over every mention's parts back into one list per mention; ``renumber``: each part's
+        candidates get their part's number."""
+        out: list[list[Any]] = []
         pos = 0
         for parts in queries:
-            out.append([[c._replace(part=p) for c in ranked[pos + p]] for p in range(len(parts))])
+            one = flat[pos : pos + len(parts)]
+            out.append([[c._replace(part=p) for c in cands] for p, cands in enumerate(one)] if renumber else one)
             pos += len(parts)
         return out
 
@@ -284,6 +329,7 @@ class Linker:
         """
         if queries is None:
             queries = self.queries_for([m.text for m in mentions], document_text)
+        generation = self.generation  # before retrieval reads the index: a change made meanwhile is checked against
         reranker = self.reranker if rerank else None
         contexts: list[MentionContext] = []
         warming: Future[object] | None = None
@@ -293,7 +339,8 @@ class Linker:
             # The mentions' transformer pass needs no candidate: on a second core while the retriever searches
             # (linker.overlap; inline where torch has several threads).
             warming = beside(reranker.states.mentions, contexts)
-        parts = self.link_queries(queries, k)
+        parts, pools = self._link_queries_probed(queries, k)
+        probes = [_probe(generation, part_pools) for part_pools in pools]
         scored = None
         if reranker is not None:
             if warming is not None:
@@ -306,10 +353,10 @@ class Linker:
         # A re-ranker whose held-out check kept the retriever's order serves its types only: the retriever's
         # order and scores S stand (its r would be 2/rank, bars that say nothing), and the ranking is the retriever's.
         keep = reranker is not None and reranker.keeps_retriever_order
-        for mention_parts in parts:
+        for mention_parts, probe in zip(parts, probes, strict=True):
             if scored is None or reranker is None:
                 flat = [c for part in mention_parts for c in part]
-                out.append(LinkedMention(flat, RANKED_BY_RETRIEVER, [self._homonyms(c) for c in flat]))
+                out.append(LinkedMention(flat, RANKED_BY_RETRIEVER, [self._homonyms(c) for c in flat], probe=probe))
                 continue
             candidates: list[Candidate] = []
             typing: list[CandidateTyping] = []
@@ -338,7 +385,7 @@ class Linker:
             out.append(LinkedMention(
                 candidates, RANKED_BY_RETRIEVER if keep else RANKED_BY_LATTE, [self._homonyms(c) for c in candidates], typing,
                 head.mention_latent_type if head else None, head.mention_latent_probability if head else None,
-                head.mention_known_types if head else []))
+                head.mention_known_types if head else [], probe))
         return out
 
     def ranked_as_served(
@@ -375,9 +422,19 @@ class Linker:
     # --- incremental update ----------------------------------------------------------------------------
 
     def add_names(self, pairs: Iterable[tuple[str, str]]) -> list[int]:
-        """Add (name, concept id) pairs (curator synonyms); searchable at once, no rebuild. Returns new rows."""
-        rows = self.table.add(pairs)
+        """Add (name, concept id) pairs (curator synonyms); searchable at once, no rebuild. Returns new rows.
+
+        A pair the linker holds already gets no row, but counts once more in its support (the tie-break between
+        equal scores, a re-ranker feature): a change all the same."""
+        pairs = list(pairs)
+        table = self.table
+        rows = table.add(pairs)
+        change = IndexChange(self.generation + 1, tuple(rows),
+                             frozenset(table.resolve_id(cid) or cid for _, cid in pairs),
+                             frozenset(normalize(name, table.cfg) for name, _ in pairs))
         if not rows:
+            if pairs:
+                self._changed(change)
             return rows
         names = [self.table.names[r] for r in rows]
         self.sparse.add_names(names)
@@ -386,7 +443,7 @@ class Linker:
         if self.first_stage is not None:
             self.first_stage.index.add(self.first_stage.encoder.encode(names, batch_size=self.config.encode_batch_size),
                                        rows)
-        self.generation += 1  # after the change: a ranking made under the new number already saw it
+        self._changed(change)
         return rows
 
     def remove_names(self, pairs: Iterable[tuple[str, str]]) -> list[int]:
@@ -401,7 +458,9 @@ class Linker:
             self.index.mask(rows)
         if self.first_stage is not None:
             self.first_stage.index.mask(rows)
-        self.generation += 1
+        table = self.table
+        self._changed(IndexChange(self.generation + 1, concepts=frozenset(table.concept_ids[r] for r in rows),
+                                  names=frozenset(table.names[r] for r in rows)))
         return rows
 
     @property
@@ -499,3 +558,9 @@ class Linker:
         """Who orders the candidates this linker serves: the re-ranker, unless it has none or keeps the retriever's
         order (it then adds types only)."""
         return RANKED_BY_LATTE if self.reranker is not None and not self.reranker.keeps_retriever_order else RANKED_BY_RETRIEVER
+
+
+def _probe(generation: int, pools: Sequence[PoolProbe | None]) -> RankingProbe | None:
+    """A mention's probe, when every part's pool is exact."""
+    exact = [p for p in pools if p is not None]
+    return RankingProbe(generation, tuple(exact)) if len(exact) == len(pools) else None

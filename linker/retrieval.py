@@ -20,6 +20,7 @@ import numpy as np
 
 from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
+from linker.freshness import PoolProbe, pool_floor
 from linker.index import DenseIndex
 from linker.overlap import beside
 from linker.sparse import SparseEncoder
@@ -167,7 +168,20 @@ class HybridRetriever:
 
     def retrieve(self, queries: Sequence[str], k: int = 20, mode: Mode | None = None) -> list[list[Candidate]]:
         """Top-k concepts per normalised query, best first."""
-        results: list[list[Candidate]] = [[] for _ in queries]
+        return self._retrieve(queries, k, mode or self.config.mode, probe=False)[0]
+
+    def retrieve_probed(self, queries: Sequence[str], k: int = 20) -> tuple[list[list[Candidate]], list[PoolProbe | None]]:
+        """As :meth:`retrieve`, with each query's pool (:mod:`linker.freshness`): None for every query where the
+        pools are not exact (an approximate dense index, a first-stage cascade)."""
+        return self._retrieve(queries, k, self.config.mode, probe=self.probes_exact)
+
+    @property
+    def probes_exact(self) -> bool:
+        """Whether a pool's floors decide exactly which new names would join it (:mod:`linker.freshness`)."""
+        return self.first_stage is None and (self.index is None or self.index.config.kind == "flat")
+
+    def _retrieve(self, queries: Sequence[str], k: int, mode: Mode, probe: bool
+                  ) -> tuple[list[list[Candidate]], list[PoolProbe | None]]:
         # Identical queries (frequent: a document repeats its mentions) are scored once.
         unique: dict[str, int] = {}
         for q in queries:
@@ -175,13 +189,15 @@ class HybridRetriever:
         distinct = list(unique)
         bs = self.config.batch_size
         ranked: list[list[Candidate]] = []
+        probes: list[PoolProbe | None] = []
         for start in range(0, len(distinct), bs):
-            ranked.extend(self._retrieve_batch(distinct[start : start + bs], k, mode or self.config.mode))
-        for i, q in enumerate(queries):
-            results[i] = ranked[unique[q]]
-        return results
+            batch, batch_probes = self._retrieve_batch(distinct[start : start + bs], k, mode, probe)
+            ranked.extend(batch)
+            probes.extend(batch_probes)
+        return [ranked[unique[q]] for q in queries], [probes[unique[q]] for q in queries]
 
-    def _retrieve_batch(self, queries: list[str], k: int, mode: Mode) -> list[list[Candidate]]:
+    def _retrieve_batch(self, queries: list[str], k: int, mode: Mode, probe: bool = False
+                        ) -> tuple[list[list[Candidate]], list[PoolProbe | None]]:
         cfg = self.config
         n = len(queries)
         m = max(cfg.names_per_source, k)
@@ -205,15 +221,18 @@ class HybridRetriever:
             if len(slow):
                 qvec = self.encoder.encode([queries[i] for i in slow], batch_size=cfg.batch_size)
                 slow_rows = np.full((n, m), -1, dtype=np.int64)
-                slow_rows[slow] = self.index.search(qvec, m)[1]
+                slow_scores = np.full((n, m), -np.inf, dtype=np.float32)
+                slow_scores[slow], slow_rows[slow] = self.index.search(qvec, m)
                 lists.append(slow_rows)
                 dense_vectors.append((self.index, qvec, slow))  # last: the transformer's scores win
+        sparse_top: tuple[np.ndarray, np.ndarray] | None = None
         if sparse_search is not None:
-            lists.append(sparse_search.result()[1])  # after the dense lists, as when it ran here
+            sparse_top = sparse_search.result()
+            lists.append(sparse_top[1])  # after the dense lists, as when it ran here
         elif mode == "sparse" or (mode == "hybrid" and not lists):
             assert self.sparse is not None
-            _, sparse_rows = self.sparse.top_k(queries, m)
-            lists.append(sparse_rows)
+            sparse_top = self.sparse.top_k(queries, m)
+            lists.append(sparse_top[1])
         rows = _union_rows(lists)  # [n, u], -1 padded
         if self.table.removed:
             # Names taken back (Linker.remove_names): the sparse search may still list them with a zero score.
@@ -244,10 +263,12 @@ class HybridRetriever:
         out: list[list[Candidate]] = []
         table = self.table
         # Exact ties are common (one MEDIC name shared by a MeSH and an OMIM concept): break them by how often
-        # merged training mentions or curators attested the name, then the concept (NameTable.tie_key).
+        # merged training mentions or curators attested the name, then the concept (NameTable.tie_key), then the
+        # row (the dictionary's own order), not by where the searches happened to list the tied names: that
+        # order could change with any name added elsewhere in the index.
         tie_row, tie_concept = _tie_keys_for(self.table, rows)
         for i in range(n):
-            order = np.lexsort((-tie_concept[i], -tie_row[i], -key[i]))
+            order = np.lexsort((rows[i], -tie_concept[i], -tie_row[i], -key[i]))
             seen: set[str] = set()
             cands: list[Candidate] = []
             for j in order:
@@ -264,7 +285,17 @@ class HybridRetriever:
                 if len(cands) == k:
                     break
             out.append(cands)
-        return out
+        if not probe:
+            return out, [None] * n
+        probes: list[PoolProbe | None] = []
+        for i in range(n):
+            vector, dense_floor = None, float("-inf")
+            if dense_vectors:  # no first stage (probe): one dense list, every query encoded
+                vector, dense_floor = dense_vectors[-1][1][i], pool_floor(slow_scores[i], slow_rows[i], m)
+            sparse_floor = None if sparse_top is None else pool_floor(sparse_top[0][i], sparse_top[1][i], m)
+            pool = rows[i][rows[i] >= 0]
+            probes.append(PoolProbe(queries[i], vector, dense_floor, sparse_floor, pool.astype(np.int32)))
+        return out, probes
 
 
 def _tie_keys_for(table: NameTable, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

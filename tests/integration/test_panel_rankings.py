@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from webapp.corpus.models import Mention
@@ -59,6 +61,35 @@ def test_a_new_synonym_makes_the_next_panel_link_live(demo) -> None:  # type: ig
     assert after is not None
     assert RANKINGS.misses == misses + 1
     assert "MESH:D003924" in [c.concept_id for c in after.candidates[:2]]
+
+
+def test_a_synonym_that_cannot_reach_a_kept_ranking_leaves_it_kept(demo) -> None:  # type: ignore[no-untyped-def]
+    active = get_active_linker("medic-demo")
+    assert active is not None
+    retriever = active.linker.retriever
+    # Pools of 4 names: the demo's MEDIC slice is smaller than the default 64 a search lists, and a pool with room
+    # in it takes any new name (nothing could be vouched for).
+    retriever.config = replace(retriever.config, names_per_source=4)
+    first = _mention("Type 2 diabetes")
+    other = _mention("hypertension")
+    prefetch_rest_of_document(first, panel_ranking(first))
+    wait_for_prefetch()
+    # A curator's synonym for a concept none of the kept pools holds, spelt like none of their names.
+    unrelated = next(cid for cid in active.linker.table.concepts if cid not in {
+        active.linker.table.concept_ids[r] for one in RANKINGS._per_linker[active.linker].values()
+        for part in one.linking.linked.probe.parts for r in part.rows})
+    generation = active.linker.generation
+    add_curator_synonym("medic-demo", "zzxq vvwj", unrelated)
+    assert active.linker.generation == generation + 1
+    hits, set_aside = RANKINGS.hits, RANKINGS.set_aside
+    kept = panel_ranking(other)
+    assert kept is not None and RANKINGS.hits == hits + 1 and RANKINGS.set_aside == set_aside
+    (fresh,) = link_now(active, [other], other.document.text, 10)
+    assert _ranked(kept) == _ranked(fresh.linked)
+    # Its own text under another concept reaches it: set aside, linked live.
+    add_curator_synonym("medic-demo", "hypertension", "MESH:D003924")
+    misses = RANKINGS.misses
+    assert panel_ranking(other) is not None and RANKINGS.misses == misses + 1 and RANKINGS.set_aside == set_aside + 1
 
 
 def test_prefetching_can_be_turned_off(demo, settings) -> None:  # type: ignore[no-untyped-def]

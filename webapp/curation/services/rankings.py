@@ -7,11 +7,15 @@ the document's other open mentions are linked together on a background thread (:
 once the panel's answer is rendered, so that it does not compete with it), and their panels find their rankings
 here (:func:`link_mention`).
 
-A ranking is served only from the index state that made it: rankings are kept per loaded linker and filed under
-its generation (:attr:`linker.linker.Linker.generation`, moved by every curator synonym added or taken back, in
-this process or read from another's decisions), the mention's text and offsets, the document's text and the
-number of candidates asked for. A decision that adds a synonym therefore makes the next panel link live again
-(and prefetch the rest of its document again): the cache only ever saves work, never shows a stale ranking.
+A ranking is served only where the current index would make the very same one: rankings are kept per loaded
+linker, filed under the mention's text and offsets, the document's text and the number of candidates asked for,
+with the linker's generation (:attr:`linker.linker.Linker.generation`, moved by every curator synonym added or
+taken back, in this process or read from another's decisions) and the pools they were drawn from. When the
+generation has moved since, :meth:`linker.linker.Linker.still_ranks` says exactly whether the changes could reach
+the ranking (a new name that would join its pools, a name of one of its concepts: :mod:`linker.freshness`); a
+decision that adds a synonym for one mention thus leaves the kept rankings of the document's other mentions as
+they are unless it touches them. Where the index cannot say (an approximate index at millions of names), any
+change sets every kept ranking aside. The cache only ever saves work, never shows a stale ranking.
 """
 
 from __future__ import annotations
@@ -23,10 +27,11 @@ import time
 import weakref
 from collections import OrderedDict, deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 
+from linker.freshness import RankingProbe
 from linker.linker import Linker
 from linker.rerank import MentionSpan
 from linker.rerank.results import LinkedMention
@@ -65,7 +70,28 @@ class _Span:
     end: int
 
 
-_Key = tuple[int, int, str, int, int, int, int]  # generation, mention pk, text, start, end, hash(document text), k
+_Key = tuple[int, str, int, int, int, int]  # mention pk, text, start, end, hash(document text), k
+
+
+@dataclass(frozen=True)
+class _Kept:
+    linking: Linking
+    generation: int  # the linker's generation read before the ranking was made
+    unread_prefetch: bool  # prefetched, and no panel has read it yet
+
+
+def _current(linker: Linker, kept: _Kept) -> _Kept | None:
+    """``kept`` as the current index would make it (re-filed under the current generation), or None when the index
+    may have changed it since."""
+    now = linker.generation
+    if kept.generation == now:
+        return kept
+    probe = kept.linking.linked.probe
+    if probe is None or not linker.still_ranks(probe):
+        return None
+    # Vouched for up to now: its pools are the ones a link now would draw, so later checks start from here.
+    linked = replace(kept.linking.linked, probe=RankingProbe(now, probe.parts))
+    return replace(kept, linking=replace(kept.linking, linked=linked), generation=now)
 
 
 class RankingCache:
@@ -75,38 +101,49 @@ class RankingCache:
     def __init__(self, size: int = RANKINGS_KEPT) -> None:
         self.size = size
         self._lock = threading.Lock()
-        # Per key: the ranking, and whether it was prefetched and no panel has read it yet.
-        self._per_linker: weakref.WeakKeyDictionary[Linker, OrderedDict[_Key, tuple[Linking, bool]]] = (
-            weakref.WeakKeyDictionary())
+        self._per_linker: weakref.WeakKeyDictionary[Linker, OrderedDict[_Key, _Kept]] = weakref.WeakKeyDictionary()
         self.hits = 0
         self.misses = 0
         self.prefetched = 0
         self.prefetched_read = 0
+        self.set_aside = 0  # rankings found but no longer current (the index changed them)
 
     def get(self, linker: Linker, key: _Key) -> Linking | None:
         with self._lock:
-            kept = self._per_linker.get(linker)
-            found = kept.get(key) if kept is not None else None
-            if kept is None or found is None:
+            found = self._find(linker, key)
+            if found is None:
                 self.misses += 1
                 return None
-            kept.move_to_end(key)
             self.hits += 1
-            linking, unread_prefetch = found
-            if unread_prefetch:
+            if found.unread_prefetch:
                 self.prefetched_read += 1
-                kept[key] = (linking, False)
-            return linking
+                found = replace(found, unread_prefetch=False)
+            self._per_linker[linker][key] = found
+            return found.linking
 
     def has(self, linker: Linker, key: _Key) -> bool:
+        """Whether a current ranking is kept under ``key``."""
         with self._lock:
-            kept = self._per_linker.get(linker)
-            return kept is not None and key in kept
+            return self._find(linker, key) is not None
 
-    def put(self, linker: Linker, key: _Key, linking: Linking, prefetched: bool = False) -> None:
+    def _find(self, linker: Linker, key: _Key) -> _Kept | None:
+        kept = self._per_linker.get(linker)
+        found = kept.get(key) if kept is not None else None
+        if kept is None or found is None:
+            return None
+        current = _current(linker, found)
+        if current is None:
+            del kept[key]
+            self.set_aside += 1
+            return None
+        kept[key] = current
+        kept.move_to_end(key)
+        return current
+
+    def put(self, linker: Linker, key: _Key, linking: Linking, generation: int, prefetched: bool = False) -> None:
         with self._lock:
             kept = self._per_linker.setdefault(linker, OrderedDict())
-            kept[key] = (linking, prefetched)
+            kept[key] = _Kept(linking, generation, prefetched)
             kept.move_to_end(key)
             self.prefetched += prefetched
             while len(kept) > self.size:
@@ -120,7 +157,7 @@ class RankingCache:
     def clear(self) -> None:
         with self._lock:
             self._per_linker.clear()
-            self.hits = self.misses = self.prefetched = self.prefetched_read = 0
+            self.hits = self.misses = self.prefetched = self.prefetched_read = self.set_aside = 0
 
 
 class PrefetchPayoff:
@@ -163,8 +200,8 @@ def forget_rankings() -> None:
     PAYOFF.reset()
 
 
-def _key(generation: int, span: _Span, document_text: str, k: int) -> _Key:
-    return (generation, span.pk, span.text, span.start, span.end, hash(document_text), k)
+def _key(span: _Span, document_text: str, k: int) -> _Key:
+    return (span.pk, span.text, span.start, span.end, hash(document_text), k)
 
 
 def link_now(active: ActiveLinker, mentions: Sequence[Mention], document_text: str, k: int) -> list[Linking]:
@@ -206,14 +243,14 @@ def link_mention(active: ActiveLinker, mention: Mention, document_text: str, k: 
     ready: the curator's next panel is most likely one of them."""
     linker = active.linker
     span = _Span(mention.pk, mention.text, mention.start, mention.end)
-    generation = linker.generation  # read before linking: a change made meanwhile files this ranking as already old
-    key = _key(generation, span, document_text, k)
+    key = _key(span, document_text, k)
     found = RANKINGS.get(linker, key)
     if found is not None:
         return found, False
+    generation = linker.generation  # read before linking: a change made meanwhile files this ranking as already old
     with _REQUESTS_LINKING:
         (linking,) = _link(linker, [span], document_text, k)
-    RANKINGS.put(linker, key, linking)
+    RANKINGS.put(linker, key, linking, generation)
     return linking, True
 
 
@@ -298,12 +335,11 @@ def prefetch_document(active: ActiveLinker, mention: Mention, document_text: str
     if not settings.CURATION_PREFETCH or not PAYOFF.allows():
         return False
     linker = active.linker
-    generation = linker.generation
     rows = (Mention.objects.filter(document_id=mention.document_id, status__in=OPEN_STATUSES).exclude(pk=mention.pk)
             .order_by("start", "end", "pk").values_list("pk", "text", "start", "end"))
     spans = [_Span(*row) for row in rows]
     spans = [s for s in spans if s.start >= mention.start] + [s for s in spans if s.start < mention.start]
-    spans = [s for s in spans if not RANKINGS.has(linker, _key(generation, s, document_text, k))]
+    spans = [s for s in spans if not RANKINGS.has(linker, _key(s, document_text, k))]
     if not spans:
         return False
     return _PREFETCHER.submit(_Job((active.index_version_id, mention.document_id), linker, tuple(spans), document_text, k))
@@ -332,13 +368,14 @@ def _prefetch(job: _Job) -> None:
         except Exception:  # spare work: a failure here only means those panels link live
             log.exception("prefetching %d mention(s) failed; their panels will link them live", len(chunk))
             return
-        if linker.generation != generation:
-            # A synonym came or went meanwhile: these rankings may be old, and the next panel starts again. Work
-            # thrown away counts as prefetched and unread (PrefetchPayoff).
+        if linker.generation != generation and any(one.linked.probe is None for one in linked):
+            # A synonym came or went meanwhile and the index cannot say what it changed: these rankings may be
+            # old, and the next panel starts again. Work thrown away counts as prefetched and unread (PrefetchPayoff).
             RANKINGS.count_unread(len(chunk))
             return
+        # (With probes a ranking made across a change is kept: its panel checks it against the change when read.)
         for span, linking in zip(chunk, linked, strict=True):
-            RANKINGS.put(linker, _key(generation, span, job.document_text, job.k), linking, prefetched=True)
+            RANKINGS.put(linker, _key(span, job.document_text, job.k), linking, generation, prefetched=True)
 
 
 def wait_for_prefetch(timeout: float = 60.0) -> None:
