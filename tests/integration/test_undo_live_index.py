@@ -100,3 +100,35 @@ def test_a_synonym_that_is_also_a_dictionary_name_stays_in_the_index(bob, django
     with django_capture_on_commit_callbacks(execute=True):
         undo(user=bob, decision_id=decision)
     assert _names_found("bronchial asthma")[0] == ("MESH:D001249", "Bronchial asthma")
+
+
+def test_each_curator_name_counts_once_in_the_live_index(bob, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    """The deciding process adds its synonym at once and meets it again in the database on its next look; other
+    processes meet it only there. Both count it once (its support: a tie-break, a re-ranker feature)."""
+    version, collection = _served()
+    activate_index(build_index(create_index_version(version, None)).pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        _accept(_mention(collection, SYNONYM), bob)
+    assert _names_found(SYNONYM)[0] == ("MESH:D001249", SYNONYM)  # the next look has run (RECHECK_SECONDS = 0)
+    active = get_active_linker("mini")
+    assert active is not None
+    table = active.linker.table
+    row = table.row(SYNONYM, "MESH:D001249")
+    assert row is not None and table.row_support[row] == 1
+
+    # A mention spelt as a name the concept has already creates no name: the index changes in no way.
+    generation = active.linker.generation
+    asthma = table.row("Bronchial asthma", "MESH:D001249")
+    assert asthma is not None
+    support = table.row_support[asthma]
+    with django_capture_on_commit_callbacks(execute=True):
+        _accept(_mention(collection, "Bronchial asthma"), bob)
+    _names_found("bronchial asthma")
+    assert active.linker.generation == generation and table.row_support[asthma] == support
+
+    # Another process (a fresh load of the index) counts the curator's name once as well.
+    forget_all()
+    other = get_active_linker("mini")
+    assert other is not None and other.linker is not active.linker
+    row = other.linker.table.row(SYNONYM, "MESH:D001249")
+    assert row is not None and other.linker.table.row_support[row] == 1

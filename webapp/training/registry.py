@@ -24,6 +24,7 @@ import gc
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -61,6 +62,9 @@ class _Watermark:
     last_removed_pk: int = 0  # the newest RemovedName applied (set at the first look)
     checked_at: float = 0.0  # time.monotonic() of the last look
     names_added: int = 0
+    # Curator names this process's own decisions added (text, concept id), not yet met again in the database:
+    # the next look skips them once each, so that every process counts each curator name once.
+    own: Counter[tuple[str, str]] = field(default_factory=Counter)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -92,6 +96,7 @@ def add_curator_synonyms(dictionary_slug: str, pairs: Sequence[tuple[str, str]])
     with mark.lock:
         added = active.linker.add_names(pairs)
         mark.names_added += len(added)
+        mark.own.update(pairs)
 
 
 def forget_curator_synonym(name: Name) -> None:
@@ -111,11 +116,13 @@ def remove_curator_synonyms(dictionary_version_id: int, pairs: Sequence[tuple[st
         return
     mark = _mark(active.index_version_id)
     with mark.lock:
-        _remove(active, pairs)
+        _remove(active, mark, pairs)
 
 
-def _remove(active: ActiveLinker, pairs: Sequence[tuple[str, str]]) -> None:
+def _remove(active: ActiveLinker, mark: _Watermark, pairs: Sequence[tuple[str, str]]) -> None:
     """Remove the pairs no name of the database still gives (the same normalised form on the same concept)."""
+    for pair in pairs:  # a name of this process's taken back before its next look: that look will not meet it
+        mark.own.pop(pair, None)
     gone = [(text, cid) for text, cid in pairs if not Name.objects.filter(
         concept__version=active.dictionary_version, concept__concept_id=cid, normalized=normalize(text)).exists()]
     removed = active.linker.remove_names(gone)
@@ -203,10 +210,20 @@ def _catch_up_synonyms(active: ActiveLinker) -> None:
         rows = list(names.order_by("pk").values_list("pk", "text", "concept__concept_id"))
         if rows:
             mark.last_name_pk = max(mark.last_name_pk or 0, rows[-1][0])
-            added = active.linker.add_names([(text, cid) for _, text, cid in rows])
+            # This process's own decisions added theirs already (add_curator_synonyms): adding a pair again would
+            # count it twice in its support (a tie-break, a re-ranker feature) here and once elsewhere.
+            new = []
+            for _, text, cid in rows:
+                if mark.own[(text, cid)] > 0:
+                    mark.own[(text, cid)] -= 1
+                else:
+                    new.append((text, cid))
+            mark.own = +mark.own  # drop the zeros
+            added = active.linker.add_names(new) if new else []
             mark.names_added += len(added)
-            log.info("index %s: %d curator synonym(s) added live", active.index_version_id, len(added))
+            if added:
+                log.info("index %s: %d curator synonym(s) added live", active.index_version_id, len(added))
         if taken_back:
             # After the additions: a name removed and made again since the last look is in the database, and stays.
             mark.last_removed_pk = max(mark.last_removed_pk, taken_back[-1][0])
-            _remove(active, [(text, cid) for _, text, cid in taken_back])
+            _remove(active, mark, [(text, cid) for _, text, cid in taken_back])

@@ -288,13 +288,14 @@ def _apply(
                          synonym, time_on_task_ms)
     decision.save(force_insert=True)
     HardNegative.objects.bulk_create(_hard_negatives(decision, suggestions, concept, action), ignore_conflicts=True)
-    if concept is not None and not no_synonym:
+    if synonym is not None and concept is not None:
         dictionary = mention.document.collection.dictionary
         if dictionary is not None:
-            slug, cid = dictionary.slug, concept.concept_id
+            slug, cid, name = dictionary.slug, concept.concept_id, synonym.text
             # This process's live index learns the synonym once the decision is committed; other processes
             # pick it up from the database on their next lookup (webapp.training.registry.get_active_linker).
-            transaction.on_commit(lambda: add_curator_synonym(slug, text, cid))
+            # A name the concept had already is in every index: adding it again would only count it twice.
+            transaction.on_commit(lambda: add_curator_synonym(slug, name, cid))
     return decision
 
 
@@ -355,10 +356,10 @@ def _apply_to_twins(twins: Sequence[Mention], action: str, chosen: Concept | Non
         ignore_conflicts=True,
     )
     learnt: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for twin, _action, text, whole_text_of_a_part, _link in plans:
+    for (twin, *_), synonym in zip(plans, synonyms, strict=True):
         dictionary = twin.document.collection.dictionary
-        if chosen is not None and not whole_text_of_a_part and dictionary is not None:
-            learnt[dictionary.slug].append((text, chosen.concept_id))
+        if synonym is not None and chosen is not None and dictionary is not None:
+            learnt[dictionary.slug].append((synonym.text, chosen.concept_id))
     for slug, pairs in learnt.items():
         transaction.on_commit(functools.partial(add_curator_synonyms, slug, pairs))  # as _apply, one index lookup
     return decisions
