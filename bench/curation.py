@@ -218,6 +218,7 @@ def bench_path(cfg: Config, client: Any, viewed: set[int]) -> dict[str, Any]:
     chosen = random.Random(cfg.seed + 2).sample(docs, min(cfg.path_documents, len(docs)))
     ms: list[float] = []
     live = 0
+    set_aside, prefetched, prefetched_read = RANKINGS.set_aside, RANKINGS.prefetched, RANKINGS.prefetched_read
     for doc in chosen:
         for pk in Mention.objects.filter(document_id=doc, mention_type="Disease").order_by("start", "pk").values_list("pk", flat=True):
             misses = RANKINGS.misses
@@ -230,7 +231,10 @@ def bench_path(cfg: Config, client: Any, viewed: set[int]) -> dict[str, Any]:
                 with contextlib.suppress(Conflict, CurationError):
                     decide(user=curator, mention_id=pk, action="accept", seen_updated_at=mention.updated_at, concept=top.concept)
             time.sleep(cfg.think_ms / 1000)
-    return {**summary(ms), "documents": len(chosen), "linked_live": live, "think_ms": cfg.think_ms, "prefetch": cfg.prefetch}
+    # Kept rankings a panel found no longer current (a decision's synonym reached them), prefetched ones made and read.
+    return {**summary(ms), "documents": len(chosen), "linked_live": live, "think_ms": cfg.think_ms, "prefetch": cfg.prefetch,
+            "set_aside": RANKINGS.set_aside - set_aside, "prefetched": RANKINGS.prefetched - prefetched,
+            "prefetched_read": RANKINGS.prefetched_read - prefetched_read}
 
 
 def _queries(texts: list[str], rng: random.Random, n: int) -> list[str]:

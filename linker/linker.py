@@ -176,11 +176,10 @@ class Linker:
         changes = self.changes.since(probe.generation, now)
         if changes is None or any(c.everything for c in changes):
             return False
-        table = self.table
+        names = self.table.names
         added = np.fromiter((r for c in changes for r in c.added_rows), dtype=np.int64)
         for part in probe.parts:
-            pool = part.rows.tolist()
-            if touches_pool([table.concept_ids[r] for r in pool], [table.names[r] for r in pool], changes):
+            if touches_pool(part, [names[r] for r in part.rows.tolist()], changes):
                 return False
             if not len(added):
                 continue
@@ -429,9 +428,11 @@ class Linker:
         pairs = list(pairs)
         table = self.table
         rows = table.add(pairs)
-        change = IndexChange(self.generation + 1, tuple(rows),
-                             frozenset(table.resolve_id(cid) or cid for _, cid in pairs),
-                             frozenset(normalize(name, table.cfg) for name, _ in pairs))
+        held = tuple(row for row in (table.row(name, table.resolve_id(cid) or cid) for name, cid in pairs)
+                     if row is not None and row not in rows)
+        change = IndexChange(self.generation + 1, added_rows=tuple(rows), supported_rows=held,
+                             supported_concepts=frozenset(table.resolve_id(cid) or cid for _, cid in pairs),
+                             names=frozenset(normalize(name, table.cfg) for name, _ in pairs))
         if not rows:
             if pairs:
                 self._changed(change)
@@ -458,9 +459,8 @@ class Linker:
             self.index.mask(rows)
         if self.first_stage is not None:
             self.first_stage.index.mask(rows)
-        table = self.table
-        self._changed(IndexChange(self.generation + 1, concepts=frozenset(table.concept_ids[r] for r in rows),
-                                  names=frozenset(table.names[r] for r in rows)))
+        self._changed(IndexChange(self.generation + 1, removed_rows=tuple(rows),
+                                  names=frozenset(self.table.names[r] for r in rows)))
         return rows
 
     @property

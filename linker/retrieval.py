@@ -20,7 +20,7 @@ import numpy as np
 
 from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
-from linker.freshness import PoolProbe, pool_floor
+from linker.freshness import PoolProbe, pool_floor, tied_concepts
 from linker.index import DenseIndex
 from linker.overlap import beside
 from linker.sparse import SparseEncoder
@@ -293,8 +293,10 @@ class HybridRetriever:
             if dense_vectors:  # no first stage (probe): one dense list, every query encoded
                 vector, dense_floor = dense_vectors[-1][1][i], pool_floor(slow_scores[i], slow_rows[i], m)
             sparse_floor = None if sparse_top is None else pool_floor(sparse_top[0][i], sparse_top[1][i], m)
+            valid = (rows[i] >= 0) & np.isfinite(key[i])
             pool = rows[i][rows[i] >= 0]
-            probes.append(PoolProbe(queries[i], vector, dense_floor, sparse_floor, pool.astype(np.int32)))
+            ties = tied_concepts(key[i][valid], [table.concept_ids[r] for r in rows[i][valid].tolist()])
+            probes.append(PoolProbe(queries[i], vector, dense_floor, sparse_floor, pool.astype(np.int32), ties))
         return out, probes
 
 
