@@ -10,15 +10,20 @@ of that pool and of the pool rows' data: their scores and prior, their support (
 the first tie-break), their concepts' support (the second tie-break, read only between rows whose ranking keys are
 equal) and the concepts sharing their names (homonyms). So a ranking still holds after a change when
 
-- no name added scores at least a pool's floor against the query (it would have joined the pool),
+- every candidate's best name stays in a top list: the names added that join a list (they score above its last)
+  push out only names that are none of the candidates' best,
+- no name added that joins the pool beats its concept's best pooled name, or the last candidate if its concept is
+  not a candidate (it would move or enter the ranking),
 - no name taken back, and none whose support rose, is a pool row,
 - no concept whose support rose is *tied* in the pool (one of its rows has the ranking key of another concept's row),
 - no name added or taken back is spelt (normalised) as a pool name (homonyms), and
 - the concept prior did not change.
 
-A name outside the pool cannot matter otherwise: each search's top list is exact (a flat dense index, the full
-tf-idf matrix), so adding one below its floor or dropping one outside it leaves it as it was. An approximate index
-(HNSW, IVF) or a first-stage cascade gives no probe: its callers fall back to comparing generations.
+Each search's top list is exact (a flat dense index, the full tf-idf matrix), so which names join or leave it
+follows from the scores: a name within :data:`SCORE_SLACK` of a list's cut counts as possibly on either side. An
+approximate index (HNSW, IVF) or a first-stage cascade gives no probe: its callers fall back to comparing
+generations. The test of all this is a random sequence of changes checked against fresh links after each
+(tests/unit/test_ranking_freshness.py).
 """
 
 from __future__ import annotations
@@ -29,11 +34,44 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ChangeLog", "IndexChange", "PoolProbe", "RankingProbe", "SCORE_SLACK", "pool_floor", "tied_concepts", "touches_pool"]
+__all__ = ["ChangeLog", "IndexChange", "PoolProbe", "RankingProbe", "SCORE_SLACK", "TopList", "tied_concepts", "touches_pool"]
 
 # Scores are float32 products computed in different ways (a BLAS block search, one vector against a few rows): a new
 # name within this of a floor counts as joining the pool.
 SCORE_SLACK = 1e-4
+
+
+@dataclass(frozen=True)
+class TopList:
+    """One search's top list for a query (dense or tf-idf), best first, as it admitted name rows to the pool."""
+
+    rows: np.ndarray  # int32
+    scores: np.ndarray  # float32
+    wanted: int  # the names it asked for: a list this long is full, and a new name must beat its last to join
+
+    @classmethod
+    def of(cls, scores: np.ndarray, rows: np.ndarray, wanted: int) -> TopList:
+        listed = rows >= 0
+        return cls(rows[listed].astype(np.int32), scores[listed].astype(np.float32), wanted)
+
+    @property
+    def floor(self) -> float:
+        """The score a new name must reach to join (-inf: the list has room)."""
+        return float(self.scores[-1]) if len(self.rows) >= self.wanted else float("-inf")
+
+    def after(self, rows: np.ndarray, scores: np.ndarray) -> tuple[set[int], set[int]]:
+        """The list's rows once names ``rows`` scoring ``scores`` are in the index: (the rows surely in it, the rows
+        that may be). Names within :data:`SCORE_SLACK` of the cut may fall either side of it (a tie, float rounding)."""
+        merged_rows = np.concatenate([self.rows.astype(np.int64), rows.astype(np.int64)])
+        merged = np.concatenate([self.scores, scores.astype(np.float32)])
+        if len(merged) <= self.wanted:
+            return set(merged_rows.tolist()), set()
+        cut = float(np.sort(merged)[::-1][self.wanted - 1])
+        if int((merged > cut - SCORE_SLACK).sum()) <= self.wanted:
+            return set(merged_rows[merged > cut - SCORE_SLACK].tolist()), set()
+        surely = merged >= cut + SCORE_SLACK
+        maybe = ~surely & (merged > cut - SCORE_SLACK)
+        return set(merged_rows[surely].tolist()), set(merged_rows[maybe].tolist())
 
 
 @dataclass(frozen=True)
@@ -42,10 +80,43 @@ class PoolProbe:
 
     query: str  # normalised, as retrieval searched it
     vector: np.ndarray | None  # the query's dense vector; None: no dense search
-    dense_floor: float  # lowest dense score admitted; -inf when the search returned fewer names than it asked for
-    sparse_floor: float | None  # lowest tf-idf score admitted (-inf as above); None: no tf-idf search
+    dense: TopList | None  # None: no dense search
+    sparse: TopList | None  # None: no tf-idf search
     rows: np.ndarray  # the pool's name rows (int32: 512 bytes for a pool of 128)
-    tied_concepts: frozenset[str] = frozenset()  # concepts with a row whose ranking key another concept's row shares
+    tied_concepts: frozenset[str]  # concepts with a row whose ranking key another concept's row shares
+    top_rows: np.ndarray  # each candidate's best row, in the ranking's order (int32)
+    top_keys: np.ndarray  # their ranking keys (float32)
+    k: int  # the candidates asked for
+
+    def keeps_ranking(self, added: np.ndarray, dense: np.ndarray, sparse: np.ndarray, keys: np.ndarray,
+                      concept_of: Sequence[str]) -> bool:
+        """Whether names ``added`` (rows, scored against the query as a search would: ``dense``, ``sparse``,
+        ranking ``keys``) leave the candidates as they were: the names they push out of a top list are none of
+        the candidates' best rows, and none that joins the pool beats its concept's best row or the last
+        candidate."""
+        # A name added while the ranking was being made may be in its lists already: it was scored then.
+        listed_then = {r for listed in (self.dense, self.sparse) if listed is not None for r in listed.rows.tolist()}
+        fresh = np.array([r not in listed_then for r in added.tolist()], dtype=bool)
+        added, dense, sparse, keys = added[fresh], dense[fresh], sparse[fresh], keys[fresh]
+        surely: set[int] = set()
+        maybe: set[int] = set()
+        for listed, scores in ((self.dense, dense), (self.sparse, sparse)):
+            if listed is not None:
+                certain, possible = listed.after(added, scores)
+                surely |= certain
+                maybe |= possible
+        top = self.top_rows.tolist()
+        if any(r not in surely for r in top):
+            return False  # a candidate's best name may leave the pool
+        best = {concept_of[r]: float(key) for r, key in zip(top, self.top_keys.tolist(), strict=True)}
+        last = float(self.top_keys[-1]) if len(top) >= self.k else float("-inf")
+        for r, key in zip(added.tolist(), keys.tolist(), strict=True):
+            if r not in surely and r not in maybe:
+                continue
+            cid = concept_of[r]
+            if key >= best.get(cid, last) - SCORE_SLACK:
+                return False
+        return True
 
 
 @dataclass(frozen=True)
@@ -84,12 +155,6 @@ class ChangeLog:
         if len(changes) != now - generation:
             return None
         return changes
-
-
-def pool_floor(scores: np.ndarray, rows: np.ndarray, wanted: int) -> float:
-    """The score a new name must reach to join a top list of ``wanted`` (its lowest); -inf when it has room."""
-    kept = scores[rows >= 0]
-    return float(kept.min()) if len(kept) >= wanted else float("-inf")
 
 
 def touches_pool(pool: PoolProbe, pool_names: Sequence[str], changes: Sequence[IndexChange]) -> bool:

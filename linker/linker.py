@@ -38,7 +38,7 @@ from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
 from linker.encoders.registry import load_encoder
 from linker.encoders.transformer import TransformerEncoder, cached_features
-from linker.freshness import SCORE_SLACK, ChangeLog, IndexChange, PoolProbe, RankingProbe, touches_pool
+from linker.freshness import ChangeLog, IndexChange, PoolProbe, RankingProbe, touches_pool
 from linker.index import DenseIndex, IndexConfig
 from linker.overlap import beside
 from linker.rerank.context import MentionContext, MentionSpan, mention_context
@@ -176,19 +176,18 @@ class Linker:
         changes = self.changes.since(probe.generation, now)
         if changes is None or any(c.everything for c in changes):
             return False
-        names = self.table.names
-        added = np.fromiter((r for c in changes for r in c.added_rows), dtype=np.int64)
+        table = self.table
+        gone = {r for c in changes for r in c.removed_rows}
+        # A name added and taken back since is in neither the lists then nor the lists now.
+        added = np.array([r for c in changes for r in c.added_rows if r not in gone], dtype=np.int64)
         for part in probe.parts:
-            if touches_pool(part, [names[r] for r in part.rows.tolist()], changes):
+            if touches_pool(part, [table.names[r] for r in part.rows.tolist()], changes):
                 return False
             if not len(added):
                 continue
-            if part.vector is not None and self.index is not None:
-                if (self.index.vectors(added) @ part.vector >= part.dense_floor - SCORE_SLACK).any():
-                    return False
-            if part.sparse_floor is not None:
-                if (self.sparse.score([part.query], added[None, :])[0] >= part.sparse_floor - SCORE_SLACK).any():
-                    return False
+            dense, sparse, keys = self.retriever.score_rows(part.query, part.vector, added)
+            if not part.keeps_ranking(added, dense, sparse, keys, table.concept_ids):
+                return False
         return True
 
     # --- construction --------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import numpy as np
 
 from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
-from linker.freshness import PoolProbe, pool_floor, tied_concepts
+from linker.freshness import PoolProbe, TopList, tied_concepts
 from linker.index import DenseIndex
 from linker.overlap import beside
 from linker.sparse import SparseEncoder
@@ -246,6 +246,58 @@ class HybridRetriever:
             # Sparse scores are cheap and shown to curators even in dense mode.
             assert self.sparse is not None
             sparse = self.sparse.score(queries, safe)
+        total, key = self._ranking_keys(rows, dense, sparse, mode)
+        out: list[list[Candidate]] = []
+        tops: list[tuple[list[int], list[float]]] = []  # each query's candidates' best rows and their keys
+        table = self.table
+        # Exact ties are common (one MEDIC name shared by a MeSH and an OMIM concept): break them by how often
+        # merged training mentions or curators attested the name, then the concept (NameTable.tie_key), then the
+        # row (the dictionary's own order), not by where the searches happened to list the tied names: that
+        # order could change with any name added elsewhere in the index.
+        tie_row, tie_concept = _tie_keys_for(self.table, rows)
+        for i in range(n):
+            order = np.lexsort((rows[i], -tie_concept[i], -tie_row[i], -key[i]))
+            seen: set[str] = set()
+            cands: list[Candidate] = []
+            top_rows: list[int] = []
+            top_keys: list[float] = []
+            for j in order:
+                r = int(rows[i, j])
+                if r < 0 or not np.isfinite(total[i, j]):
+                    break
+                cid = table.concept_ids[r]
+                if cid in seen:
+                    continue
+                seen.add(cid)
+                cands.append(
+                    Candidate(cid, table.raw_names[r], float(total[i, j]), float(dense[i, j]), float(sparse[i, j]))
+                )
+                top_rows.append(r)
+                top_keys.append(float(key[i, j]))
+                if len(cands) == k:
+                    break
+            out.append(cands)
+            tops.append((top_rows, top_keys))
+        if not probe:
+            return out, [None] * n
+        probes: list[PoolProbe | None] = []
+        for i in range(n):
+            vector, dense_list = None, None
+            if dense_vectors:  # no first stage (probe): one dense list, every query encoded
+                vector, dense_list = dense_vectors[-1][1][i], TopList.of(slow_scores[i], slow_rows[i], m)
+            sparse_list = None if sparse_top is None else TopList.of(sparse_top[0][i], sparse_top[1][i], m)
+            valid = (rows[i] >= 0) & np.isfinite(key[i])
+            pool = rows[i][rows[i] >= 0]
+            ties = tied_concepts(key[i][valid], [table.concept_ids[r] for r in rows[i][valid].tolist()])
+            top_rows, top_keys = tops[i]
+            probes.append(PoolProbe(queries[i], vector, dense_list, sparse_list, pool.astype(np.int32), ties,
+                                    np.array(top_rows, dtype=np.int32), np.array(top_keys, dtype=np.float32), k))
+        return out, probes
+
+    def _ranking_keys(self, rows: np.ndarray, dense: np.ndarray, sparse: np.ndarray, mode: Mode
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """Each pooled row's score S (what a candidate reports) and its ranking key (S plus the weighted prior)."""
+        cfg = self.config
         if mode == "hybrid":
             total = cfg.dense_scale * dense + cfg.sparse_weight * sparse
         elif mode == "dense":
@@ -260,44 +312,22 @@ class HybridRetriever:
             bonus = np.array([[prior.get(concept_ids[r], 0.0) if r >= 0 else 0.0 for r in row] for row in rows],
                              dtype=np.float32)
             key = total + cfg.prior_weight * bonus
-        out: list[list[Candidate]] = []
-        table = self.table
-        # Exact ties are common (one MEDIC name shared by a MeSH and an OMIM concept): break them by how often
-        # merged training mentions or curators attested the name, then the concept (NameTable.tie_key), then the
-        # row (the dictionary's own order), not by where the searches happened to list the tied names: that
-        # order could change with any name added elsewhere in the index.
-        tie_row, tie_concept = _tie_keys_for(self.table, rows)
-        for i in range(n):
-            order = np.lexsort((rows[i], -tie_concept[i], -tie_row[i], -key[i]))
-            seen: set[str] = set()
-            cands: list[Candidate] = []
-            for j in order:
-                r = int(rows[i, j])
-                if r < 0 or not np.isfinite(total[i, j]):
-                    break
-                cid = table.concept_ids[r]
-                if cid in seen:
-                    continue
-                seen.add(cid)
-                cands.append(
-                    Candidate(cid, table.raw_names[r], float(total[i, j]), float(dense[i, j]), float(sparse[i, j]))
-                )
-                if len(cands) == k:
-                    break
-            out.append(cands)
-        if not probe:
-            return out, [None] * n
-        probes: list[PoolProbe | None] = []
-        for i in range(n):
-            vector, dense_floor = None, float("-inf")
-            if dense_vectors:  # no first stage (probe): one dense list, every query encoded
-                vector, dense_floor = dense_vectors[-1][1][i], pool_floor(slow_scores[i], slow_rows[i], m)
-            sparse_floor = None if sparse_top is None else pool_floor(sparse_top[0][i], sparse_top[1][i], m)
-            valid = (rows[i] >= 0) & np.isfinite(key[i])
-            pool = rows[i][rows[i] >= 0]
-            ties = tied_concepts(key[i][valid], [table.concept_ids[r] for r in rows[i][valid].tolist()])
-            probes.append(PoolProbe(queries[i], vector, dense_floor, sparse_floor, pool.astype(np.int32), ties))
-        return out, probes
+        return total, key
+
+    def score_rows(self, query: str, vector: np.ndarray | None, rows: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Name rows scored against one query as a search would score them if they were pooled: (dense, tf-idf,
+        ranking key), each [len(rows)] (:mod:`linker.freshness`)."""
+        grid = np.asarray(rows, dtype=np.int64)[None, :]
+        dense = np.full(grid.shape, np.nan, dtype=np.float32)
+        if vector is not None and self.index is not None:
+            dense = self.index.pair_scores(np.asarray(vector, dtype=np.float32)[None, :], grid)
+        sparse = np.full(grid.shape, np.nan, dtype=np.float32)
+        if self.sparse is not None:
+            sparse = self.sparse.score([query], grid)
+        mode = self.config.mode
+        _, key = self._ranking_keys(grid, dense, sparse, mode)
+        return dense[0], sparse[0], key[0]
 
 
 def _tie_keys_for(table: NameTable, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

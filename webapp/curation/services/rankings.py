@@ -45,7 +45,8 @@ __all__ = ["Linking", "PAYOFF", "PrefetchPayoff", "RANKINGS", "RankingCache", "f
 log = logging.getLogger(__name__)
 
 # Per loaded linker: about 200 documents' open mentions. A ranking of 10 candidates with its types takes about 6.5 KB
-# (tracemalloc, the CTD MEDIC LATTE linker), so at most about 13 MB; five times that under a project's concept filter.
+# (tracemalloc, the CTD MEDIC LATTE linker) and its probe (linker.freshness: the query vector, the two top lists of
+# 64 names, the pool) about 3 KB more, so at most about 20 MB; five times that under a project's concept filter.
 RANKINGS_KEPT = 2048
 PREFETCH_CHUNK = 2  # mentions linked per call: between calls the index may change and requests come first
 PREFETCH_BACKLOG = 2  # documents waiting for the background thread: the newest are the ones a curator is on
