@@ -15,8 +15,9 @@ development abstracts imported with ``manage.py import_documents`` as the collec
   (no network); targets: p95 < 150 ms.
 * a curator's path: ``--path-documents`` other documents, each mention's panel in document order as a curator
   goes through them, with the document prefetch on (``CURATION_PREFETCH``, the default): each panel is
-  followed by accepting its top suggestion (not timed; a synonym it adds to the index makes the next panel
-  link live again) and ``--think-ms`` of reading before the next. Reported with how many panels linked live.
+  followed by accepting its top suggestion (not timed; a synonym it adds to the index makes the panels it could
+  change link live again) and ``--think-ms`` of reading before the next. Reported with how many panels linked live and how
+  many kept rankings a decision's synonym reached (set aside: linker.freshness).
 * search: ``GET /curate/mentions/<id>/search/?q=...`` with queries a curator types (the first 3, 5 and
   all characters of mention texts, and a misspelling), against each dictionary in turn, so the trigram
   index holds all three dictionaries' names; target: p95 < 100 ms.
@@ -308,7 +309,8 @@ def append_results(result: dict[str, Any]) -> None:
     if path:
         prefetch = "document prefetch on" if path.get("prefetch", True) else "document prefetch off"
         lines.append(f"| candidate panel, a curator's path ({path['documents']} documents in order, top-1 accepted, {prefetch}, "
-                     f"{path['think_ms']} ms reading; {path['linked_live']} of {path['n']} linked live) | {path['n']} | "
+                     f"{path['think_ms']} ms reading; {path['linked_live']} of {path['n']} linked live, "
+                     f"{path.get('set_aside', '?')} kept rankings set aside by a decision) | {path['n']} | "
                      f"{path['p50_ms']} | {path['p95_ms']} | {path['max_ms']} | p95 < 150 |")
     for slug, f in s["per_dictionary"].items():
         lines.append(f"| concept search in {slug} | {f['n']} | {f['p50_ms']} | {f['p95_ms']} | {f['max_ms']} | p95 < 100 |")
