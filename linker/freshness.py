@@ -28,6 +28,7 @@ generations. The test of all this is a random sequence of changes checked agains
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -145,13 +146,17 @@ class ChangeLog:
 
     def __init__(self, size: int = 1024) -> None:
         self._changes: deque[IndexChange] = deque(maxlen=size)
+        self._lock = threading.Lock()  # the panel's background thread reads while a request's decision records
 
     def record(self, change: IndexChange) -> None:
-        self._changes.append(change)
+        with self._lock:
+            self._changes.append(change)
 
     def since(self, generation: int, now: int) -> list[IndexChange] | None:
         """The changes after ``generation`` up to ``now``; None when the log no longer reaches back that far."""
-        changes = [c for c in list(self._changes) if generation < c.generation <= now]
+        with self._lock:
+            kept = list(self._changes)
+        changes = [c for c in kept if generation < c.generation <= now]
         if len(changes) != now - generation:
             return None
         return changes
