@@ -42,7 +42,7 @@ def _shown(one: LinkedMention) -> list[tuple[str, str, float, tuple[str, ...]]]:
 
 
 def _link(linker: Linker, query: str) -> LinkedMention:
-    return linker.link_in_context([MentionSpan(query, 0, len(query))], query, k=3)[0]
+    return linker.link_in_context([MentionSpan(query, 0, len(query))], query, k=3, probe=True)[0]
 
 
 def test_a_vouched_ranking_is_what_the_linker_would_make_now(minilm: TransformerEncoder) -> None:

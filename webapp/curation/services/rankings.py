@@ -208,13 +208,14 @@ def _key(span: _Span, document_text: str, k: int) -> _Key:
 def link_now(active: ActiveLinker, mentions: Sequence[Mention], document_text: str, k: int) -> list[Linking]:
     """The mentions of one document linked in their context (their offsets in ``document_text``), now, uncached
     (the background suggestions task: each of its rankings is stored once)."""
-    return _link(active.linker, [_Span(m.pk, m.text, m.start, m.end) for m in mentions], document_text, k)
+    return _link(active.linker, [_Span(m.pk, m.text, m.start, m.end) for m in mentions], document_text, k, probe=False)
 
 
-def _link(linker: Linker, spans: Sequence[_Span], document_text: str, k: int) -> list[Linking]:
+def _link(linker: Linker, spans: Sequence[_Span], document_text: str, k: int, probe: bool = True) -> list[Linking]:
+    """``probe``: for a ranking that is kept (:mod:`linker.freshness`)."""
     contexts = [MentionSpan(s.text, s.start, s.end) for s in spans]
     queries = linker.queries_for([s.text for s in spans], document_text)
-    linked = linker.link_in_context(contexts, document_text=document_text, k=k, queries=queries)
+    linked = linker.link_in_context(contexts, document_text=document_text, k=k, queries=queries, probe=probe)
     return [Linking(list(q), one) for q, one in zip(queries, linked, strict=True)]
 
 
