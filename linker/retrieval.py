@@ -177,7 +177,7 @@ class HybridRetriever:
 
     @property
     def probes_exact(self) -> bool:
-        """Whether a pool's floors decide exactly which new names would join it (:mod:`linker.freshness`)."""
+        """Whether the scores decide exactly which new names would join the top lists (:mod:`linker.freshness`)."""
         return self.first_stage is None and (self.index is None or self.index.config.kind == "flat")
 
     def _retrieve(self, queries: Sequence[str], k: int, mode: Mode, probe: bool
