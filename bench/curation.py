@@ -28,11 +28,11 @@ The figures are appended to bench/RESULTS.md with the machine they ran on (appen
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import json
 import os
 import random
+import re
 import statistics
 import sys
 import time
@@ -177,6 +177,17 @@ def _timed(client: Any, url: str, **params: Any) -> float:
     return elapsed
 
 
+def _timed_post(client: Any, url: str, data: dict[str, Any]) -> float:
+    """A decision as the screen posts it; 409 (an identical mention's decision got there first) is an answer too."""
+    t0 = time.perf_counter()
+    response = client.post(url, data, HTTP_HX_REQUEST="true")
+    elapsed = (time.perf_counter() - t0) * 1000
+    if response.status_code not in (200, 409):
+        alert = re.search(r'class="alert[^"]*"[^>]*>(.*?)</', response.content.decode(), re.S)
+        raise RuntimeError(f"{url} answered {response.status_code}: {alert.group(1).strip() if alert else '?'}")
+    return elapsed
+
+
 def bench_panel(cfg: Config) -> dict[str, Any]:
     from django.conf import settings
 
@@ -206,36 +217,38 @@ def bench_panel(cfg: Config) -> dict[str, Any]:
 
 def bench_path(cfg: Config, client: Any, viewed: set[int]) -> dict[str, Any]:
     """Panels in the order a curator meets them: document after document, mention after mention, each one's top
-    suggestion accepted, with time to read between panels (during which the document's prefetch runs)."""
-    from django.contrib.auth.models import User
-
+    suggestion accepted as the screen does (``POST .../decide/``, whose answer is the decided mention's panel, after
+    which the rest of the document is prefetched again where the decision changed it), with time to read between
+    panels (during which the document's prefetch runs)."""
     from webapp.corpus.models import Document, Link, Mention
-    from webapp.curation.services import OPEN_STATUSES, Conflict, CurationError, decide
+    from webapp.curation.services import OPEN_STATUSES
     from webapp.curation.services.rankings import RANKINGS
 
-    curator = User.objects.get(username="bench-curator")
     docs = [pk for pk in Document.objects.filter(collection__slug="bc5cdr-dev").order_by("pk").values_list("pk", flat=True)
             if not Mention.objects.filter(document_id=pk, pk__in=viewed).exists()]
     chosen = random.Random(cfg.seed + 2).sample(docs, min(cfg.path_documents, len(docs)))
     ms: list[float] = []
+    decided: list[float] = []
     live = 0
-    set_aside, prefetched, prefetched_read = RANKINGS.set_aside, RANKINGS.prefetched, RANKINGS.prefetched_read
+    set_aside, prefetched, prefetched_read = getattr(RANKINGS, "set_aside", 0), RANKINGS.prefetched, RANKINGS.prefetched_read
     for doc in chosen:
         for pk in Mention.objects.filter(document_id=doc, mention_type="Disease").order_by("start", "pk").values_list("pk", flat=True):
             misses = RANKINGS.misses
             ms.append(_timed(client, f"/curate/mentions/{pk}/panel/"))
             live += RANKINGS.misses > misses
             mention = Mention.objects.get(pk=pk)
-            top = mention.links.filter(origin=Link.Origin.MODEL, part=0, rank=1).select_related("concept").first()
-            if mention.status in OPEN_STATUSES and top is not None and top.concept is not None:
-                # A mention an identical one's decision changed meanwhile is refused: the curator moves on.
-                with contextlib.suppress(Conflict, CurationError):
-                    decide(user=curator, mention_id=pk, action="accept", seen_updated_at=mention.updated_at, concept=top.concept)
+            top = mention.links.filter(origin=Link.Origin.MODEL, part=0, rank=1).first()
+            if mention.status in OPEN_STATUSES and top is not None and top.concept_id is not None:
+                # A mention an identical one's decision changed meanwhile answers 409: the curator moves on.
+                decided.append(_timed_post(client, f"/curate/mentions/{pk}/decide/", {
+                    "action": "accept", "concept": top.concept_id, "part": 0, "seen": mention.updated_at.isoformat(),
+                    "via": "candidate", "scope": "mention", "time_on_task_ms": cfg.think_ms}))
             time.sleep(cfg.think_ms / 1000)
     # Kept rankings a panel found no longer current (a decision's synonym reached them), prefetched ones made and read.
     return {**summary(ms), "documents": len(chosen), "linked_live": live, "think_ms": cfg.think_ms, "prefetch": cfg.prefetch,
-            "set_aside": RANKINGS.set_aside - set_aside, "prefetched": RANKINGS.prefetched - prefetched,
-            "prefetched_read": RANKINGS.prefetched_read - prefetched_read}
+            "set_aside": getattr(RANKINGS, "set_aside", 0) - set_aside, "prefetched": RANKINGS.prefetched - prefetched,
+            "prefetched_read": RANKINGS.prefetched_read - prefetched_read,
+            "decision_answer": summary(decided) if decided else None}
 
 
 def _queries(texts: list[str], rng: random.Random, n: int) -> list[str]:
@@ -312,6 +325,10 @@ def append_results(result: dict[str, Any]) -> None:
                      f"{path['think_ms']} ms reading; {path['linked_live']} of {path['n']} linked live, "
                      f"{path.get('set_aside', '?')} kept rankings set aside by a decision) | {path['n']} | "
                      f"{path['p50_ms']} | {path['p95_ms']} | {path['max_ms']} | p95 < 150 |")
+        answer = path.get("decision_answer")
+        if answer:
+            lines.append(f"| a decision on that path (POST decide: the decision, the synonym, the decided mention's panel) | "
+                         f"{answer['n']} | {answer['p50_ms']} | {answer['p95_ms']} | {answer['max_ms']} | |")
     for slug, f in s["per_dictionary"].items():
         lines.append(f"| concept search in {slug} | {f['n']} | {f['p50_ms']} | {f['p95_ms']} | {f['max_ms']} | p95 < 100 |")
     lines.append(f"| concept search, all | {s['all']['n']} | {s['all']['p50_ms']} | {s['all']['p95_ms']} | {s['all']['max_ms']} | p95 < 100 |")
