@@ -14,7 +14,8 @@ equal) and the concepts sharing their names (homonyms). So a ranking still holds
   push out only names that are none of the candidates' best,
 - no name added that joins the pool beats its concept's best pooled name, or the last candidate if its concept is
   not a candidate (it would move or enter the ranking),
-- no name taken back, and none whose support rose, is a pool row,
+- no name taken back is a pool row, and none whose support rose is one where support counts (tied on its key with
+  another pool row, or read as a feature by a re-ranker that reorders the candidates),
 - no concept whose support rose is *tied* in the pool (one of its rows has the ranking key of another concept's row),
 - no name added or taken back is spelt (normalised) as a pool name (homonyms), and
 - the concept prior did not change.
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ChangeLog", "IndexChange", "PoolProbe", "RankingProbe", "SCORE_SLACK", "TopList", "tied_concepts", "touches_pool"]
+__all__ = ["ChangeLog", "IndexChange", "PoolProbe", "RankingProbe", "SCORE_SLACK", "TopList", "ties", "touches_pool"]
 
 # Scores are float32 products computed in different ways (a BLAS block search, one vector against a few rows): a new
 # name within this of a floor counts as joining the pool.
@@ -84,6 +85,7 @@ class PoolProbe:
     dense: TopList | None  # None: no dense search
     sparse: TopList | None  # None: no tf-idf search
     rows: np.ndarray  # the pool's name rows (int32: 512 bytes for a pool of 128)
+    tied_rows: frozenset[int]  # rows whose ranking key another pool row shares
     tied_concepts: frozenset[str]  # concepts with a row whose ranking key another concept's row shares
     top_rows: np.ndarray  # each candidate's best row, in the ranking's order (int32)
     top_keys: np.ndarray  # their ranking keys (float32)
@@ -137,7 +139,7 @@ class IndexChange:
     removed_rows: tuple[int, ...] = ()
     supported_rows: tuple[int, ...] = ()  # rows held already whose support rose (a pair added again)
     supported_concepts: frozenset[str] = frozenset()  # concepts whose support rose (every pair added)
-    names: frozenset[str] = frozenset()  # normalised forms of the names added or taken back
+    names: frozenset[str] = frozenset()  # normalised forms of the rows added or taken back (homonyms change)
     everything: bool = False  # a change every ranking may feel (a new concept prior)
 
 
@@ -162,11 +164,16 @@ class ChangeLog:
         return changes
 
 
-def touches_pool(pool: PoolProbe, pool_names: Sequence[str], changes: Sequence[IndexChange]) -> bool:
+def touches_pool(pool: PoolProbe, pool_names: Sequence[str], changes: Sequence[IndexChange], reads_support: bool) -> bool:
     """Whether a change reached a pool other than by a new name joining it (which needs the scores): a pool row
-    taken back or supported more, a tied concept supported more, a name spelt as a pool name added or taken back."""
+    taken back, a pool row supported more where support counts (it is tied, or ``reads_support``: a re-ranker
+    that reorders reads it as a feature), a tied concept supported more, a name spelt as a pool name added or taken
+    back."""
     rows = set(pool.rows.tolist())
-    if any(r in rows for c in changes for r in (*c.removed_rows, *c.supported_rows)):
+    if any(r in rows for c in changes for r in c.removed_rows):
+        return True
+    counted = rows if reads_support else pool.tied_rows
+    if any(r in counted for c in changes for r in c.supported_rows):
         return True
     if pool.tied_concepts and any(cid in pool.tied_concepts for c in changes for cid in c.supported_concepts):
         return True
@@ -174,14 +181,19 @@ def touches_pool(pool: PoolProbe, pool_names: Sequence[str], changes: Sequence[I
     return any(name in names for name in pool_names)
 
 
-def tied_concepts(keys: np.ndarray, concept_ids: Sequence[str]) -> frozenset[str]:
-    """The concepts of the rows whose ranking key (score and prior) another concept's row has too: only between
-    them does concept support decide the order."""
-    out: set[str] = set()
-    by_key: dict[float, set[str]] = {}
-    for key, cid in zip(keys.tolist(), concept_ids, strict=True):
-        by_key.setdefault(key, set()).add(cid)
+def ties(keys: np.ndarray, rows: Sequence[int], concept_ids: Sequence[str]) -> tuple[frozenset[int], frozenset[str]]:
+    """The rows whose ranking key (score and prior) another row has too (only between them does a row's support
+    decide the order), and the concepts of those tied with another concept's row (only between them does concept
+    support)."""
+    tied_rows: set[int] = set()
+    tied: set[str] = set()
+    by_key: dict[float, list[tuple[int, str]]] = {}
+    for key, row, cid in zip(keys.tolist(), rows, concept_ids, strict=True):
+        by_key.setdefault(key, []).append((row, cid))
     for owners in by_key.values():
         if len(owners) > 1:
-            out |= owners
-    return frozenset(out)
+            tied_rows.update(r for r, _ in owners)
+            concepts = {cid for _, cid in owners}
+            if len(concepts) > 1:
+                tied |= concepts
+    return frozenset(tied_rows), frozenset(tied)

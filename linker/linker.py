@@ -46,7 +46,7 @@ from linker.rerank.reranker import Reranker, RerankerError
 from linker.rerank.results import RANKED_BY_LATTE, RANKED_BY_RETRIEVER, CandidateTyping, LinkedMention
 from linker.retrieval import Candidate, FirstStage, HybridRetriever, RetrievalConfig, encode_names
 from linker.sparse import SparseEncoder
-from linker.text import Preprocessor, TextConfig, normalize
+from linker.text import Preprocessor, TextConfig
 
 __all__ = ["Linker", "LinkerConfig", "ARTIFACT_FORMAT", "BuildProgress", "BUILD_PHASES", "annotation_counts",
            "encoding_device"]
@@ -180,8 +180,11 @@ class Linker:
         gone = {r for c in changes for r in c.removed_rows}
         # A name added and taken back since is in neither the lists then nor the lists now.
         added = np.array([r for c in changes for r in c.added_rows if r not in gone], dtype=np.int64)
+        # Support (how often a name was attested) is a feature of a re-ranker's score; one that keeps the retriever's
+        # order shows its types only, which do not read it.
+        reads_support = self.reranker is not None and not self.reranker.keeps_retriever_order
         for part in probe.parts:
-            if touches_pool(part, [table.names[r] for r in part.rows.tolist()], changes):
+            if touches_pool(part, [table.names[r] for r in part.rows.tolist()], changes, reads_support):
                 return False
             if not len(added):
                 continue
@@ -436,7 +439,7 @@ class Linker:
                      if row is not None and row not in rows)
         change = IndexChange(self.generation + 1, added_rows=tuple(rows), supported_rows=held,
                              supported_concepts=frozenset(table.resolve_id(cid) or cid for _, cid in pairs),
-                             names=frozenset(normalize(name, table.cfg) for name, _ in pairs))
+                             names=frozenset(table.names[r] for r in rows))
         if not rows:
             if pairs:
                 self._changed(change)

@@ -20,7 +20,7 @@ import numpy as np
 
 from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
-from linker.freshness import PoolProbe, TopList, tied_concepts
+from linker.freshness import PoolProbe, TopList, ties
 from linker.index import DenseIndex
 from linker.overlap import beside
 from linker.sparse import SparseEncoder
@@ -288,9 +288,10 @@ class HybridRetriever:
             sparse_list = None if sparse_top is None else TopList.of(sparse_top[0][i], sparse_top[1][i], m)
             valid = (rows[i] >= 0) & np.isfinite(key[i])
             pool = rows[i][rows[i] >= 0]
-            ties = tied_concepts(key[i][valid], [table.concept_ids[r] for r in rows[i][valid].tolist()])
+            pooled = rows[i][valid].tolist()
+            tied_rows, tied = ties(key[i][valid], pooled, [table.concept_ids[r] for r in pooled])
             top_rows, top_keys = tops[i]
-            probes.append(PoolProbe(queries[i], vector, dense_list, sparse_list, pool.astype(np.int32), ties,
+            probes.append(PoolProbe(queries[i], vector, dense_list, sparse_list, pool.astype(np.int32), tied_rows, tied,
                                     np.array(top_rows, dtype=np.int32), np.array(top_keys, dtype=np.float32), k))
         return out, probes
 
