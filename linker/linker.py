@@ -435,10 +435,10 @@ class Linker:
         pairs = list(pairs)
         table = self.table
         rows = table.add(pairs)
-        held = tuple(row for row in (table.row(name, table.resolve_id(cid) or cid) for name, cid in pairs)
-                     if row is not None and row not in rows)
+        primaries = [(name, table.resolve_id(cid) or cid) for name, cid in pairs]
+        held = tuple(row for row in (table.row(name, cid) for name, cid in primaries) if row is not None and row not in rows)
         change = IndexChange(self.generation + 1, added_rows=tuple(rows), supported_rows=held,
-                             supported_concepts=frozenset(table.resolve_id(cid) or cid for _, cid in pairs),
+                             supported_concepts=frozenset(cid for _, cid in primaries),
                              names=frozenset(table.names[r] for r in rows))
         if not rows:
             if pairs:

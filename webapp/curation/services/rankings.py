@@ -12,7 +12,8 @@ linker, filed under the mention's text and offsets, the document's text and the 
 with the linker's generation (:attr:`linker.linker.Linker.generation`, moved by every curator synonym added or
 taken back, in this process or read from another's decisions) and the pools they were drawn from. When the
 generation has moved since, :meth:`linker.linker.Linker.still_ranks` says exactly whether the changes could reach
-the ranking (a new name that would join its pools, a name of one of its concepts: :mod:`linker.freshness`); a
+the ranking (a new name that would enter or reorder its candidates, a tie-break or a homonym list that moved:
+:mod:`linker.freshness`); a
 decision that adds a synonym for one mention thus leaves the kept rankings of the document's other mentions as
 they are unless it touches them. Where the index cannot say (an approximate index at millions of names), any
 change sets every kept ranking aside. The cache only ever saves work, never shows a stale ranking.
@@ -239,8 +240,8 @@ _REQUESTS_LINKING = _Counter()
 
 
 def link_mention(active: ActiveLinker, mention: Mention, document_text: str, k: int) -> tuple[Linking, bool]:
-    """One mention's ranking, and whether it was linked just now: from this process's cache when the index is as
-    it was when the ranking was made, else linked now (and kept). After a fresh link the caller may set the
+    """One mention's ranking, and whether it was linked just now: from this process's cache when the index would
+    make the same ranking now, else linked now (and kept). After a fresh link the caller may set the
     document's other open mentions linking in the background (:func:`prefetch_document`), once its own answer is
     ready: the curator's next panel is most likely one of them."""
     linker = active.linker
@@ -254,7 +255,6 @@ def link_mention(active: ActiveLinker, mention: Mention, document_text: str, k: 
         (linking,) = _link(linker, [span], document_text, k)
     RANKINGS.put(linker, key, linking, generation)
     return linking, True
-
 
 
 # --- the background thread ------------------------------------------------------------------------------------
