@@ -149,6 +149,23 @@ def test_an_index_is_not_evaluated_on_what_trained_it_nor_on_its_base_encoders_d
         start_evaluation(later, dev)
 
 
+def test_a_run_page_with_nothing_held_out_says_so_instead_of_an_empty_choice(alice_client: Client, world) -> None:  # type: ignore[no-untyped-def]
+    d, train, dev = world
+    other = _dictionary("other")
+    _gold(other, "elsewhere", DEV)  # another dictionary's gold: not offered
+    run, index = _trained_index(d, [train, dev])
+    page = alice_client.get(f"/training/runs/{run.pk}/")
+    assertNotContains(page, 'id="eval-collection"')
+    assertNotContains(page, "elsewhere")
+    assertContains(page, "No held-out gold collection to evaluate on: this index trained on dev, train")
+
+    run, index = _trained_index(d, [train])
+    page = alice_client.get(f"/training/runs/{run.pk}/")
+    assertContains(page, '<option value="dev">dev</option>', html=True)
+    assertNotContains(page, "elsewhere")
+    assertNotContains(page, 'id="no-held-out"')
+
+
 def test_figures_measured_on_training_data_before_the_check_are_flagged(alice_client: Client, world, bob) -> None:  # type: ignore[no-untyped-def]
     d, train, dev = world
     run, index = _trained_index(d, [train], eval_collection=train,

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib import messages
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -44,6 +45,12 @@ METRIC_LABELS = {"acc@1": "Acc@1", "acc@5": "Acc@5", "mrr": "MRR", "mentions": "
 SPAN_LABELS = {"precision": "Precision", "recall": "Recall", "f1": "F1", "precision_overlap": "Precision (overlap)",
                "recall_overlap": "Recall (overlap)", "f1_overlap": "F1 (overlap)"}
 SPAN_COUNTS = {"gold": "Gold spans", "predicted": "Spans found", "documents": "Documents"}
+
+
+def evaluable_collections(dictionary: Dictionary) -> list[Collection]:
+    """Gold collections an index of ``dictionary`` can be evaluated on: its own and those bound to none."""
+    return list(Collection.objects.filter(Q(dictionary=dictionary) | Q(dictionary__isnull=True), has_gold=True)
+                .order_by("slug"))
 
 
 @dataclass(frozen=True)
@@ -196,6 +203,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     # The device it trains on: recorded by its worker; while queued, the CPU where no worker has a GPU.
     device = run.device or ("cpu" if where is not None and where.cpu else "")
     trained_on = {c.pk for c in trained_collections(index.encoder)} if index is not None else set()
+    gold = [(c, c.pk in trained_on) for c in evaluable_collections(run.dictionary)]
     context = {
         "run": run,
         "hierarchy": hierarchy_report(run.encoder, run.metrics),
@@ -215,7 +223,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "calibration": (run.encoder.config or {}).get("calibration") if run.encoder is not None else None,
         "evaluations": evaluations,
         "pending": not run.is_finished or any(e.state in ("queued", "running") for e, _ in evaluations),
-        "gold_collections": [(c, c.pk in trained_on) for c in Collection.objects.filter(has_gold=True).order_by("slug")],
+        "gold_collections": gold,
+        "held_out_collections": [c for c, trained in gold if not trained],
         "device_text": device_text(run),
         "placement": where,
         "parameters": parameter_rows(run.method, run.params, device, _param_names(run)),
