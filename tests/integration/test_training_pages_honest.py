@@ -226,6 +226,15 @@ def test_parameters_show_the_scopes_defaults_as_values_once_the_device_is_known(
     assert main[:3] == ["Training scope", "Epochs", "Learning rate"]
 
 
+def test_a_biosyn_run_from_a_hierarchy_base_says_its_synonym_pre_training_was_skipped() -> None:
+    rows = {r.name: (r.value, r.default, r.note)
+            for r in parameter_rows("biosyn", clean_params({}), "cpu", hierarchy_base=True)}
+    assert rows["skip_pretrain"] == ("skipped", True, "the base encoder comes from hierarchy pre-training")
+    assert rows["pretrain_epochs"] == ("—", True, "not used: synonym pre-training is skipped")
+    assert rows["pretrain_max_pairs"][0] == "—"
+    assert _rows("biosyn", {}, "cpu")["skip_pretrain"][0] == "yes, before BioSyn"  # from the default base model
+
+
 def test_the_run_page_shows_a_parameter_table_the_device_and_one_mentions_card(alice_client: Client, world) -> None:  # type: ignore[no-untyped-def]
     d, train, dev = world
     run, _ = _trained_index(d, [train], eval_collection=dev,

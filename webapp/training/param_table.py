@@ -175,11 +175,16 @@ def _scoped(method: str, params: dict[str, Any], scope: str | None) -> dict[str,
     return out
 
 
+PRETRAIN_DETAILS = ("pretrain_epochs", "pretrain_max_pairs")
+
+
 def parameter_rows(method: str, params: dict[str, Any], device: str = "",
-                   names: dict[str, dict[int, str]] | None = None) -> list[ParamRow]:
+                   names: dict[str, dict[int, str]] | None = None, hierarchy_base: bool = False) -> list[ParamRow]:
     """Every parameter of a run of ``method`` as a row: the main ones first (in :data:`MAIN`'s order), then the
     rest alphabetically. ``device``: what the worker recorded ("" before it started); ``names``: labels of ids
-    ({"dictionary": {id: slug}})."""
+    ({"dictionary": {id: slug}}); ``hierarchy_base``: a BioSyn run starts from a base encoder made by hierarchy
+    pre-training, which skips BioSyn's synonym pre-training whatever ``skip_pretrain`` says (the base has
+    learnt the synonyms over far more pairs), so the rows say so instead of the pre-training's settings."""
     names = names or {"dictionary": {}}
     defaults = default_params(method)
     scope = run_scope(params, device) if method in (BIOSYN, HIPRBERT) else None
@@ -192,6 +197,13 @@ def parameter_rows(method: str, params: dict[str, Any], device: str = "",
         if name in HIDDEN and not (name == "step_delay_s" and value):
             continue
         label = LABELS.get(name, name.replace("_", " ").capitalize())
+        if method == BIOSYN and hierarchy_base and name == "skip_pretrain":
+            rows.append(ParamRow(name, label, "skipped", not value, "the base encoder comes from hierarchy pre-training",
+                                 name in main))
+            continue
+        if method == BIOSYN and hierarchy_base and name in PRETRAIN_DETAILS:
+            rows.append(ParamRow(name, label, "—", not value, "not used: synonym pre-training is skipped", name in main))
+            continue
         if name in scoped:
             resolved, note = scoped[name]
             shown = "the scope's default" if resolved is None else _show(name, resolved, names)

@@ -204,6 +204,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     device = run.device or ("cpu" if where is not None and where.cpu else "")
     trained_on = {c.pk for c in trained_collections(index.encoder)} if index is not None else set()
     gold = [(c, c.pk in trained_on) for c in evaluable_collections(run.dictionary)]
+    base_encoder = started_from(run.base_model)
     context = {
         "run": run,
         "hierarchy": hierarchy_report(run.encoder, run.metrics),
@@ -212,7 +213,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "encoder_scores": encoder_scores(run.encoder.config) if run.encoder and run.method in ("bne", "dan") else None,
         "dan_hierarchy": Dictionary.objects.filter(pk=run.params.get("hierarchy") or run.dictionary_id).first()
         if run.method == "dan" and run.params.get("level") else None,
-        "base_encoder": started_from(run.base_model),
+        "base_encoder": base_encoder,
         "curve": loss_curve(run.loss_history),
         "percent": round(100 * run.fraction),
         "collections": run.collections.all(),
@@ -227,7 +228,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "held_out_collections": [c for c, trained in gold if not trained],
         "device_text": device_text(run),
         "placement": where,
-        "parameters": parameter_rows(run.method, run.params, device, _param_names(run)),
+        "parameters": parameter_rows(run.method, run.params, device, _param_names(run),
+                                     hierarchy_base=base_encoder is not None),
         "metric_cards": span_cards(run.metrics) if run.method == TrainingRun.Method.TAGGER else metric_cards(run.metrics),
         "detector": DetectorVersion.objects.filter(run=run).first() if run.method == TrainingRun.Method.TAGGER else None,
         "overlap": run_overlap(run) if run.metrics else None,
