@@ -237,6 +237,12 @@ def test_only_a_hiprbert_encoder_with_its_folder_is_a_base_encoder(alice, alice_
 
     models = alice_client.get("/training/models/").content.decode()
     assert "hiprbert-run-7" in models and "(missing: it cannot be started from)" in models
+    # The run queued from it above is listed under it, with no figures yet.
+    started = TrainingRun.objects.get(base_model=str(tmp_path / "base"))
+    assert "Runs started from it" in models and f'href="/training/runs/{started.pk}/">run {started.pk}</a>' in models
+    TrainingRun.objects.filter(pk=started.pk).update(state="succeeded", metrics={"acc@1": 0.9123, "acc@5": 0.97})
+    models = alice_client.get("/training/models/").content.decode()
+    assert "<td class=\"num\">0.912</td><td class=\"num\">0.970</td>" in models
     refused = alice_client.post("/training/indexes/build/", {"dictionary": "tree", "encoder": "hiprbert-run-9"})
     assert refused.status_code == 400 and "is gone" in refused.context["build_form"].errors["encoder"][0]
     assert not IndexVersion.objects.exists()

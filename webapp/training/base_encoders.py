@@ -75,6 +75,8 @@ class BaseEncoderRow:
     report: HierarchyReport | None
     indexes: list[IndexVersion] = field(default_factory=list)
     folder_exists: bool = True
+    # The runs that started from it, newest first, each with its Acc@1 and Acc@5 (None: not evaluated).
+    runs_from: list[tuple[TrainingRun, float | None, float | None]] = field(default_factory=list)
 
     @property
     def first_dictionary(self) -> str:
@@ -83,13 +85,21 @@ class BaseEncoderRow:
 
 
 def base_encoder_rows(limit: int = 50) -> list[BaseEncoderRow]:
-    """The newest base encoders with their runs and index versions (three queries whatever their number)."""
+    """The newest base encoders with their runs, index versions and the runs started from them (four queries
+    whatever their number)."""
     encoders = list(base_encoders().select_related("parent")[:limit])
     runs = {r.encoder_id: r for r in TrainingRun.objects.filter(encoder__in=encoders)}
     indexes: dict[int, list[IndexVersion]] = {}
     for index in IndexVersion.objects.filter(encoder__in=encoders).select_related("dictionary", "dictionary_version"):
         indexes.setdefault(index.encoder_id or 0, []).append(index)
+    # A run records the folder it started from (its encoder does not exist until it succeeds).
+    by_folder: dict[str, list[tuple[TrainingRun, float | None, float | None]]] = {}
+    for run in (TrainingRun.objects.filter(base_model__in=[e.artifact_path for e in encoders])
+                .select_related("eval_collection").order_by("-queued_at", "-pk")):
+        metrics = run.metrics or {}
+        by_folder.setdefault(run.base_model, []).append((run, metrics.get("acc@1"), metrics.get("acc@5")))
     return [
-        BaseEncoderRow(e, runs.get(e.pk), hierarchy_report(e), indexes.get(e.pk, []), Path(e.artifact_path).is_dir())
+        BaseEncoderRow(e, runs.get(e.pk), hierarchy_report(e), indexes.get(e.pk, []), Path(e.artifact_path).is_dir(),
+                       by_folder.get(e.artifact_path, []))
         for e in encoders
     ]
