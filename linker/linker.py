@@ -513,7 +513,14 @@ class Linker:
         ``device``: where the transformer encodes queries (None: the CPU; batch jobs pass
         :func:`linker.device.choose_device`); a quantised artifact stays on the CPU, and so do BNE and DAN."""
         folder = Path(folder)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"{folder}: no such artifact folder")
+        if not (folder / "config.json").is_file():
+            raise FileNotFoundError(f"{folder}: not a linker artifact (no config.json)")
         payload = json.loads((folder / "config.json").read_text())
+        if "format" not in payload and "model_type" in payload:
+            raise ValueError(f"{folder}: a transformer model folder (a base encoder), not a linker artifact: build an "
+                             f"index with it first (python -m linker build-index --encoder {folder} ...)")
         if payload.get("format") != ARTIFACT_FORMAT:
             raise ValueError(f"{folder}: unsupported artifact format {payload.get('format')!r}")
         config = LinkerConfig.from_dict(payload["config"])

@@ -330,13 +330,39 @@ def _detect(sub: Any) -> None:
     p.set_defaults(run=_run_detect)
 
 
+# What a user's input causes (a missing or unreadable file, a malformed dictionary, an artifact that does not fit,
+# a dictionary without a hierarchy): the linker raises these with a message naming the input and the fault.
+USER_ERRORS = (OSError, ValueError)
+USAGE_ERROR = 2  # argparse's exit status for a bad command line
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one sub-command. A fault in the user's input ends it with that message on one line and exit status 2,
+    not a traceback (``LINKER_TRACEBACK=1`` shows the traceback too); anything else is a bug and keeps its
+    traceback."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    args = build_parser().parse_args(argv)
-    result = args.run(args)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result = args.run(args)
+    except USER_ERRORS as exc:
+        if os.environ.get("LINKER_TRACEBACK"):
+            raise
+        print(f"{parser.prog} {args.command}: error: {user_message(exc)}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        print(f"{parser.prog} {args.command}: interrupted", file=sys.stderr)
+        return 130
     if result is not None:  # None: the sub-command wrote its output itself
         print(json.dumps(result, indent=2, default=str))
     return 0
+
+
+def user_message(exc: BaseException) -> str:
+    """The message of a user-input fault: an OS error as "PATH: what" (not "[Errno 2] ..."), else its own text."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror[:1].lower()}{exc.strerror[1:]}"
+    return str(exc) or type(exc).__name__
 
 
 # --- one runner per sub-command: its flags -> its typed *_main function -> the JSON summary printed ------------
