@@ -78,6 +78,10 @@ def test_given_spans_get_ranked_candidates_with_names_and_types(bob_api: APIClie
     assert (top["rank"], top["concept_id"], top["preferred_name"], top["known_types"]) == (1, "MESH:D001249", "Asthma", ["Respiratory tract disease"])
     assert top["dense"] is None and top["sparse"] > 0  # sparse-only index: no dense score (and no NaN in JSON)
     assert len(mention["candidates"]) <= 3
+    # No re-ranker, no calibration: the retriever ranked, nothing typed, no confidence.
+    assert (mention["ranked_by"], mention["predicted_types"], mention["latent_type"]) == ("retriever", [], None)
+    assert (mention["confidence"], mention["nil"]) == (None, None)
+    assert (top["latent_type"], top["type_conflict"], top["homonyms"]) == (None, False, [])
 
 
 def test_plain_text_mentions_come_from_the_dictionary_matcher(bob_api: APIClient, mini_index: IndexVersion) -> None:

@@ -74,6 +74,31 @@ def test_the_panel_shows_latent_types_a_type_conflict_and_the_reranker(bob_clien
     assert "latent: —" not in body and "reranker-problem" not in body
 
 
+def test_api_link_ranks_and_types_as_the_panel_does(bob, demo, latte) -> None:  # type: ignore[no-untyped-def]
+    """A pipeline asking POST /api/link gets the re-ranker's order and scores, and the same types as the panel."""
+    from rest_framework.test import APIClient
+
+    active = get_active_linker("medic-demo")
+    assert active is not None and active.linker.reranker is not None
+    mention, expected = mention_with_a_conflict(active.linker, demo)
+    api = APIClient()
+    api.force_authenticate(bob)
+    response = api.post("/api/link", {"dictionary": "medic-demo", "text": mention.document.text,
+                                      "mentions": [{"start": mention.start, "end": mention.end}], "k": 10}, format="json")
+    assert response.status_code == 200, response.json()
+    (got,) = response.json()["mentions"]
+    assert got["ranked_by"] == "latte"
+    assert [c["concept_id"] for c in got["candidates"]] == [c.concept_id for c in expected.candidates]
+    assert [c["score"] for c in got["candidates"]] == pytest.approx([c.score for c in expected.candidates], abs=1e-5)
+    assert [p["type"] for p in got["predicted_types"]] == [label for label, _ in expected.mention_known_types]
+    assert expected.typing is not None
+    assert [c["type_conflict"] for c in got["candidates"]] == [t.type_conflict for t in expected.typing]
+    top_latent = active.linker.reranker.latent_type(expected.typing[0].latent_type)
+    assert top_latent is not None and got["candidates"][0]["latent_type"]["label"] == top_latent.label
+    assert got["candidates"][0]["latent_type"]["typical_names"] == list(top_latent.typical_names)
+    assert got["latent_type"] is not None and 0 <= got["latent_type"]["probability"] <= 1
+
+
 def test_a_reranker_that_kept_the_retrievers_order_is_named_as_typing_only(bob_client, demo, latte) -> None:  # type: ignore[no-untyped-def]
     """Its held-out fold found no order better than the retriever's: the panel says the retriever ranked, shows the
     retriever's scores, and keeps the re-ranker's types."""

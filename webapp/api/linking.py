@@ -2,8 +2,12 @@
 
 The linker is the dictionary's active index with curator synonyms kept in step (the one door,
 webapp.training.registry.get_active_linker, that the curation panel and workers use too); candidates are
-enriched with the preferred names and known types of the index's dictionary version. Each mention is linked with the whole
-text as context, exactly as ``python -m linker link`` links a PubTator document's mentions.
+enriched with the preferred names and known types of the index's dictionary version. Each mention is linked in
+the whole text (:meth:`linker.linker.Linker.link_in_context`), exactly as the candidate panel and
+``python -m linker link`` link a document's mentions: with a LATTE re-ranker the order and scores are the
+re-ranker's, and each mention says who ranked it, its predicted known types and latent type, and each candidate
+its latent type, whether its known types conflict with the mention's, and the concepts sharing its matched name.
+A calibrated index adds each mention's top-1 confidence and whether it says that no concept fits.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from linker.retrieval import Candidate
+from linker.linker import Linker
+from linker.rerank import MentionSpan
+from linker.rerank.results import LinkedMention
 from webapp.corpus.detect import matcher_for_index
 from webapp.training.registry import ActiveLinker
 from webapp.vocab.models import Concept
@@ -37,8 +43,12 @@ def link_text(active: ActiveLinker, text: str, spans: Sequence[GivenSpan] | None
         found = [(s.start, s.end, "", "detected") for s in matcher.find(text)]
     else:
         found = [(s.start, s.end, s.mention_type, "given") for s in spans]
-    ranked = active.linker.link_mentions([text[s:e] for s, e, _, _ in found], document_text=text, k=k) if found else []
-    concepts = _concepts(active, {c.concept_id for cands in ranked for c in cands})
+    linker = active.linker
+    spans = [MentionSpan(text[s:e], s, e) for s, e, _, _ in found]
+    queries = linker.queries_for([m.text for m in spans], text)
+    linked = linker.link_in_context(spans, text, k, queries=queries) if found else []
+    confidences = linker.confidences(queries, [one.by_part(len(qs)) for qs, one in zip(queries, linked, strict=True)])
+    concepts = _concepts(active, {c.concept_id for one in linked for c in one.candidates})
     version = active.dictionary_version
     return {
         "dictionary": version.dictionary.slug,
@@ -52,11 +62,30 @@ def link_text(active: ActiveLinker, text: str, spans: Sequence[GivenSpan] | None
                 "text": text[start:end],
                 "mention_type": mention_type,
                 "source": source,
-                "candidates": _candidates(active, candidates, concepts),
+                "ranked_by": one.ranked_by,
+                "predicted_types": [{"type": label, "probability": round(p, 4)} for label, p in one.mention_known_types],
+                "latent_type": _latent(linker, one.mention_latent_type, one.mention_latent_probability),
+                **_confidence(linker, confidence),
+                "candidates": _candidates(active, one, concepts),
             }
-            for (start, end, mention_type, source), candidates in zip(found, ranked, strict=True)
+            for (start, end, mention_type, source), one, confidence in zip(found, linked, confidences, strict=True)
         ],
     }
+
+
+def _latent(linker: Linker, index: int | None, probability: float | None) -> dict[str, Any] | None:
+    """A latent type as the API gives it: its index, the dictionary names most typical of it, the probability."""
+    summary = linker.reranker.latent_type(index) if linker.reranker is not None and index is not None and index >= 0 else None
+    if summary is None or probability is None:
+        return None
+    return {"index": summary.index, "label": summary.label, "typical_names": list(summary.typical_names),
+            "probability": round(float(probability), 4)}
+
+
+def _confidence(linker: Linker, confidence: float | None) -> dict[str, Any]:
+    if confidence is None or linker.calibration is None:
+        return {"confidence": None, "nil": None}
+    return {"confidence": round(confidence, 4), "nil": linker.calibration.says_nil(confidence)}
 
 
 def _concepts(active: ActiveLinker, ids: set[str]) -> dict[str, tuple[str, list[str]]]:
@@ -65,10 +94,11 @@ def _concepts(active: ActiveLinker, ids: set[str]) -> dict[str, tuple[str, list[
     return {c.concept_id: (c.preferred_name, sorted(t.label for t in c.known_types.all())) for c in rows}
 
 
-def _candidates(active: ActiveLinker, candidates: list[Candidate], concepts: dict[str, tuple[str, list[str]]]) -> list[dict[str, Any]]:
+def _candidates(active: ActiveLinker, linked: LinkedMention, concepts: dict[str, tuple[str, list[str]]]) -> list[dict[str, Any]]:
     out = []
     rank_in_part: dict[int, int] = {}
-    for c in candidates:
+    typing = linked.typing or [None] * len(linked.candidates)
+    for c, typed, homonyms in zip(linked.candidates, typing, linked.homonyms, strict=True):
         rank_in_part[c.part] = rank_in_part.get(c.part, 0) + 1
         preferred, types = concepts.get(c.concept_id) or (active.linker.table.preferred_names.get(c.concept_id, ""), [])
         out.append(
@@ -82,6 +112,9 @@ def _candidates(active: ActiveLinker, candidates: list[Candidate], concepts: dic
                 "dense": _finite(c.dense),  # NaN in sparse-only mode: JSON has no NaN, so null
                 "sparse": _finite(c.sparse),
                 "known_types": types,
+                "latent_type": _latent(active.linker, typed.latent_type, typed.latent_probability) if typed else None,
+                "type_conflict": bool(typed.type_conflict) if typed else False,
+                "homonyms": list(homonyms),
             }
         )
     return out

@@ -335,6 +335,19 @@ class LinkRequestSerializer(serializers.Serializer):
         return attrs
 
 
+class LatentTypeSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="The latent type's number in the re-ranker (0 to K-1).")
+    label = serializers.CharField(help_text="Its first three typical names.")
+    typical_names = serializers.ListField(child=serializers.CharField(),
+                                          help_text="The dictionary names most typical of it, computed at training.")
+    probability = serializers.FloatField()
+
+
+class PredictedTypeSerializer(serializers.Serializer):
+    type = serializers.CharField(help_text="A known type of the dictionary (e.g. a MEDIC slim).")
+    probability = serializers.FloatField()
+
+
 class CandidateSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
     part = serializers.IntegerField()
@@ -345,6 +358,10 @@ class CandidateSerializer(serializers.Serializer):
     dense = serializers.FloatField(allow_null=True)
     sparse = serializers.FloatField(allow_null=True)
     known_types = serializers.ListField(child=serializers.CharField())
+    latent_type = LatentTypeSerializer(allow_null=True, help_text="The candidate's most likely latent type (a LATTE re-ranker's).")
+    type_conflict = serializers.BooleanField(help_text="Its known types do not meet the mention's predicted ones.")
+    homonyms = serializers.ListField(child=serializers.CharField(),
+                                     help_text="Other concepts owning the matched name: choosing is a convention.")
 
 
 class LinkedMentionSerializer(serializers.Serializer):
@@ -353,6 +370,12 @@ class LinkedMentionSerializer(serializers.Serializer):
     text = serializers.CharField()
     mention_type = serializers.CharField(allow_blank=True)
     source = serializers.ChoiceField(choices=["given", "detected"])
+    ranked_by = serializers.ChoiceField(choices=["retriever", "latte"],
+                                        help_text="Who ordered the candidates: the retriever or the LATTE re-ranker.")
+    predicted_types = PredictedTypeSerializer(many=True, help_text="The mention's known types as the re-ranker predicts them, best first.")
+    latent_type = LatentTypeSerializer(allow_null=True)
+    confidence = serializers.FloatField(allow_null=True, help_text="Calibrated probability that the top-1 is right (null: not calibrated).")
+    nil = serializers.BooleanField(allow_null=True, help_text="The confidence is below the index's no-concept threshold.")
     candidates = CandidateSerializer(many=True)
 
 
