@@ -18,6 +18,9 @@ development abstracts imported with ``manage.py import_documents`` as the collec
   followed by accepting its top suggestion (not timed; a synonym it adds to the index makes the panels it could
   change link live again) and ``--think-ms`` of reading before the next. Reported with how many panels linked live and how
   many kept rankings a decision's synonym reached (set aside: linker.freshness).
+* a pipeline: ``POST /api/link`` for ``--api-documents`` other abstracts, each with its Disease mentions as given
+  spans, as a pipeline asks for them (the same ranking as the panel's: by the re-ranker where the index has one);
+  reported per request and in mentions/s.
 * search: ``GET /curate/mentions/<id>/search/?q=...`` with queries a curator types (the first 3, 5 and
   all characters of mention texts, and a misspelling), against each dictionary in turn, so the trigram
   index holds all three dictionaries' names; target: p95 < 100 ms.
@@ -63,6 +66,7 @@ class Config:
     think_ms: int = 1000
     prefetch: bool = True  # the curator's path with the document prefetch (False: every panel links live, for an A/B)
     artifact: Path | None = None  # a linker artifact over CTD_diseases (e.g. with a LATTE re-ranker) to serve instead
+    api_documents: int = 40  # abstracts sent to POST /api/link (0: skip)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -105,6 +109,7 @@ def main(cfg: Config) -> dict[str, Any]:
 
         limit_threads(settings.LINKER_WEB_THREADS)  # the panel is timed as the web process serves it (webapp/wsgi.py)
         panel = bench_panel(cfg)
+        api_link = bench_api_link(cfg) if cfg.api_documents else None
         search = bench_search(cfg)
     finally:
         connection.creation.destroy_test_db(original_name, verbosity=0)
@@ -118,6 +123,7 @@ def main(cfg: Config) -> dict[str, Any]:
         "load_avg_1m_at_start": load,
         "setup": setup,
         "panel": panel,
+        "api_link": api_link,
         "search": search,
         "targets": {"panel_p95_ms": 150, "search_p95_ms": 100},
     }
@@ -213,6 +219,33 @@ def bench_panel(cfg: Config) -> dict[str, Any]:
     path = bench_path(cfg, client, set(sample)) if cfg.path_documents else None
     return {"index_load_s": round(load_s, 2), "ranked_by": ranked_by, "reranker_problem": problem,
             "first_view": summary(first), "repeat_view": summary(again), "curator_path": path}
+
+
+def bench_api_link(cfg: Config) -> dict[str, Any]:
+    """``POST /api/link`` per abstract, its Disease mentions given as spans (the last abstracts of the collection,
+    which the panel's sample and the curator's path, at its start, rarely reach)."""
+    from django.contrib.auth.models import User
+    from rest_framework.test import APIClient
+
+    from webapp.corpus.models import Document
+
+    api = APIClient(HTTP_HOST="127.0.0.1")
+    api.force_authenticate(User.objects.get(username="bench-curator"))
+    documents = list(Document.objects.filter(collection__slug="bc5cdr-dev").order_by("-pk")[:cfg.api_documents])
+    ms, mentions, ranked_by = [], 0, set()
+    for doc in documents:
+        spans = [{"start": m.start, "end": m.end} for m in doc.mentions.filter(mention_type="Disease").order_by("start")]
+        if not spans:
+            continue
+        t0 = time.perf_counter()
+        response = api.post("/api/link", {"dictionary": "medic", "text": doc.text, "mentions": spans, "k": 10}, format="json")
+        ms.append((time.perf_counter() - t0) * 1000)
+        if response.status_code != 200:
+            raise RuntimeError(f"POST /api/link answered {response.status_code}: {response.content[:300]!r}")
+        mentions += len(spans)
+        ranked_by.update(m["ranked_by"] for m in response.json()["mentions"])
+    return {**summary(ms), "mentions": mentions, "mentions_per_s": round(mentions / (sum(ms) / 1000), 1),
+            "ranked_by": sorted(ranked_by)}
 
 
 def bench_path(cfg: Config, client: Any, viewed: set[int]) -> dict[str, Any]:
@@ -329,6 +362,11 @@ def append_results(result: dict[str, Any]) -> None:
         if answer:
             lines.append(f"| a decision on that path (POST decide: the decision, the synonym, the decided mention's panel) | "
                          f"{answer['n']} | {answer['p50_ms']} | {answer['p95_ms']} | {answer['max_ms']} | |")
+    api = result.get("api_link")
+    if api:
+        lines.append(f"| POST /api/link, one abstract with its Disease mentions as spans ({api['mentions']} mentions, "
+                     f"{api['mentions_per_s']} mentions/s; ranked by {', '.join(api['ranked_by'])}) | {api['n']} | "
+                     f"{api['p50_ms']} | {api['p95_ms']} | {api['max_ms']} | |")
     for slug, f in s["per_dictionary"].items():
         lines.append(f"| concept search in {slug} | {f['n']} | {f['p50_ms']} | {f['p95_ms']} | {f['max_ms']} | p95 < 100 |")
     lines.append(f"| concept search, all | {s['all']['n']} | {s['all']['p50_ms']} | {s['all']['p95_ms']} | {s['all']['max_ms']} | p95 < 100 |")
@@ -349,15 +387,17 @@ def parse_args(argv: list[str] | None = None) -> Config:
                         help="Documents a curator goes through in order (0: no curator's path).")
     parser.add_argument("--think-ms", type=int, default=Config.think_ms, help="A curator's reading time between panels on the path.")
     parser.add_argument("--no-prefetch", action="store_true", help="The curator's path without the document prefetch (an A/B).")
+    parser.add_argument("--api-documents", type=int, default=Config.api_documents,
+                        help="Abstracts sent to POST /api/link (0: skip).")
     parser.add_argument("--artifact", type=Path, help="Serve this linker artifact over CTD_diseases (e.g. one with a LATTE re-ranker).")
     args = parser.parse_args(argv)
     if args.mentions < 2 or args.searches < 1:
         parser.error("--mentions must be at least 2 and --searches at least 1")
-    if args.path_documents < 0 or args.think_ms < 0:
-        parser.error("--path-documents and --think-ms must not be negative")
+    if args.path_documents < 0 or args.think_ms < 0 or args.api_documents < 0:
+        parser.error("--path-documents, --think-ms and --api-documents must not be negative")
     return Config(mentions=args.mentions, searches=args.searches, data=args.data, record=not args.no_record,
                   path_documents=args.path_documents, think_ms=args.think_ms, prefetch=not args.no_prefetch,
-                  artifact=args.artifact)
+                  artifact=args.artifact, api_documents=args.api_documents)
 
 
 if __name__ == "__main__":
