@@ -98,6 +98,21 @@ def test_api_link_ranks_and_types_as_the_panel_does(bob, demo, latte) -> None:  
     assert got["candidates"][0]["latent_type"]["typical_names"] == list(top_latent.typical_names)
     assert got["latent_type"] is not None and 0 <= got["latent_type"]["probability"] <= 1
 
+    # types=false: a re-ranker that re-orders still ranks (the order is part of the answer) ...
+    body = {"dictionary": "medic-demo", "text": mention.document.text,
+            "mentions": [{"start": mention.start, "end": mention.end}], "k": 10, "types": False}
+    (fast,) = api.post("/api/link", body, format="json").json()["mentions"]
+    assert fast["ranked_by"] == "latte" and [c["concept_id"] for c in fast["candidates"]] == [c["concept_id"] for c in got["candidates"]]
+    # ... and one that only types (it kept the retriever's order) is skipped: the same order, no types.
+    active.linker.reranker.model.rank_as_retriever()
+    (typed,) = api.post("/api/link", body | {"types": True}, format="json").json()["mentions"]
+    (untyped,) = api.post("/api/link", body, format="json").json()["mentions"]
+    assert typed["ranked_by"] == untyped["ranked_by"] == "retriever"
+    assert [c["concept_id"] for c in typed["candidates"]] == [c["concept_id"] for c in untyped["candidates"]]
+    assert typed["predicted_types"] and any(c["latent_type"] for c in typed["candidates"])
+    assert untyped["predicted_types"] == [] and not any(c["latent_type"] or c["type_conflict"] for c in untyped["candidates"])
+    forget_all()  # the next test loads the artifact as trained
+
 
 def test_a_reranker_that_kept_the_retrievers_order_is_named_as_typing_only(bob_client, demo, latte) -> None:  # type: ignore[no-untyped-def]
     """Its held-out fold found no order better than the retriever's: the panel says the retriever ranked, shows the

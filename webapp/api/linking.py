@@ -34,8 +34,10 @@ class GivenSpan:
     mention_type: str = ""
 
 
-def link_text(active: ActiveLinker, text: str, spans: Sequence[GivenSpan] | None, k: int) -> dict[str, Any]:
-    """The response body of POST /api/link (see LinkResponseSerializer)."""
+def link_text(active: ActiveLinker, text: str, spans: Sequence[GivenSpan] | None, k: int, types: bool = True) -> dict[str, Any]:
+    """The response body of POST /api/link (see LinkResponseSerializer). ``types=False`` skips the re-ranker's pass
+    where it only types (it kept the retriever's order): the ranking is the same, the types are left out; a
+    re-ranker that re-orders still ranks (and types)."""
     if spans is None:
         linker = active.linker
         # Raw names, not the normalised ones: only they tell an acronym ("CADASIL") from a word.
@@ -46,7 +48,9 @@ def link_text(active: ActiveLinker, text: str, spans: Sequence[GivenSpan] | None
     linker = active.linker
     spans = [MentionSpan(text[s:e], s, e) for s, e, _, _ in found]
     queries = linker.queries_for([m.text for m in spans], text)
-    linked = linker.link_in_context(spans, text, k, queries=queries) if found else []
+    reranker = linker.reranker
+    rerank = types or (reranker is not None and not reranker.keeps_retriever_order)
+    linked = linker.link_in_context(spans, text, k, rerank=rerank, queries=queries) if found else []
     confidences = linker.confidences(queries, [one.by_part(len(qs)) for qs, one in zip(queries, linked, strict=True)])
     concepts = _concepts(active, {c.concept_id for one in linked for c in one.candidates})
     version = active.dictionary_version

@@ -53,4 +53,4 @@ class LinkTextView(RejectNulMixin, GenericAPIView):
                 status=status.HTTP_503_SERVICE_UNAVAILABLE,
             )
         spans = [GivenSpan(m["start"], m["end"], m["mention_type"]) for m in v["mentions"]] if "mentions" in v else None
-        return Response(link_text(active, v["text"], spans, v["k"]))
+        return Response(link_text(active, v["text"], spans, v["k"], types=v["types"]))
