@@ -21,6 +21,7 @@ from linker.linker import Linker
 from linker.rerank import MentionSpan
 from linker.rerank.results import LinkedMention
 from webapp.corpus.detect import matcher_for_index
+from webapp.curation.panel_types import latent_summary
 from webapp.training.registry import ActiveLinker
 from webapp.vocab.models import Concept
 
@@ -38,19 +39,17 @@ def link_text(active: ActiveLinker, text: str, spans: Sequence[GivenSpan] | None
     """The response body of POST /api/link (see LinkResponseSerializer). ``types=False`` skips the re-ranker's pass
     where it only types (it kept the retriever's order): the ranking is the same, the types are left out; a
     re-ranker that re-orders still ranks (and types)."""
+    linker = active.linker
     if spans is None:
-        linker = active.linker
         # Raw names, not the normalised ones: only they tell an acronym ("CADASIL") from a word.
         matcher = matcher_for_index(active.index_version_id, linker.table.raw_names, linker.table.cfg)
         found = [(s.start, s.end, "", "detected") for s in matcher.find(text)]
     else:
         found = [(s.start, s.end, s.mention_type, "given") for s in spans]
-    linker = active.linker
-    spans = [MentionSpan(text[s:e], s, e) for s, e, _, _ in found]
-    queries = linker.queries_for([m.text for m in spans], text)
-    reranker = linker.reranker
-    rerank = types or (reranker is not None and not reranker.keeps_retriever_order)
-    linked = linker.link_in_context(spans, text, k, rerank=rerank, queries=queries) if found else []
+    mentions = [MentionSpan(text[s:e], s, e) for s, e, _, _ in found]
+    queries = linker.queries_for([m.text for m in mentions], text)
+    rerank = types or (linker.reranker is not None and not linker.reranker.keeps_retriever_order)
+    linked = linker.link_in_context(mentions, text, k, rerank=rerank, queries=queries) if found else []
     confidences = linker.confidences(queries, [one.by_part(len(qs)) for qs, one in zip(queries, linked, strict=True)])
     concepts = _concepts(active, {c.concept_id for one in linked for c in one.candidates})
     version = active.dictionary_version
@@ -79,7 +78,7 @@ def link_text(active: ActiveLinker, text: str, spans: Sequence[GivenSpan] | None
 
 def _latent(linker: Linker, index: int | None, probability: float | None) -> dict[str, Any] | None:
     """A latent type as the API gives it: its index, the dictionary names most typical of it, the probability."""
-    summary = linker.reranker.latent_type(index) if linker.reranker is not None and index is not None and index >= 0 else None
+    summary = latent_summary(linker, index)
     if summary is None or probability is None:
         return None
     return {"index": summary.index, "label": summary.label, "typical_names": list(summary.typical_names),

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from linker.linker import Linker
-from linker.rerank.results import RANKED_BY_LATTE, CandidateTyping, LinkedMention
+from linker.rerank.results import RANKED_BY_LATTE, CandidateTyping, LatentTypeSummary, LinkedMention
 
 RANKED_BY_LABELS = {RANKED_BY_LATTE: "LATTE re-ranker"}
 HOMONYM_NOTE = "a name shared by several concepts — the choice is a convention, not a spelling"
@@ -51,11 +51,16 @@ def ranked_by_label(ranked_by: str) -> str:
     return RANKED_BY_LABELS.get(ranked_by, "retriever")
 
 
-def _latent(linker: Linker, index: int | None, probability: float | None) -> LatentType | None:
-    if linker.reranker is None or index is None or index < 0 or probability is None:
+def latent_summary(linker: Linker, index: int | None) -> LatentTypeSummary | None:
+    """The linker's re-ranker's latent type ``index`` (None: no re-ranker, or no type: -1 below the re-ranked top)."""
+    if linker.reranker is None or index is None or index < 0:
         return None
-    summary = linker.reranker.latent_type(index)
-    if summary is None:
+    return linker.reranker.latent_type(index)
+
+
+def _latent(linker: Linker, index: int | None, probability: float | None) -> LatentType | None:
+    summary = latent_summary(linker, index)
+    if summary is None or probability is None:
         return None
     return LatentType(summary.label, float(probability), summary.typical_names)
 

@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from webapp.core.queue import QueueUnavailable, enqueue, job_task_id
@@ -18,6 +19,7 @@ from webapp.training.devices import batch_device, serving_device
 from webapp.training.errors import RunError
 from webapp.training.held_out import check_held_out, trained_collections
 from webapp.training.models import Evaluation, IndexVersion, MentionOutcome
+from webapp.vocab.models import Dictionary
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +124,13 @@ def _ranked_in_context(linker: Any, eval_set: list[Any], texts: dict[str, str], 
         for i, linked in zip(rows, linker.link_in_context(spans, texts.get(pmid, ""), k), strict=True):
             out[i] = linked.by_part(len(eval_set[i].queries))
     return out
+
+
+def evaluable_collections(dictionary: Dictionary) -> list[Collection]:
+    """Gold collections an index of ``dictionary`` can be evaluated on (:func:`start_evaluation`'s rule): its own
+    and those bound to no dictionary."""
+    return list(Collection.objects.filter(Q(dictionary=dictionary) | Q(dictionary__isnull=True), has_gold=True)
+                .order_by("slug"))
 
 
 @transaction.atomic

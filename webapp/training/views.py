@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib import messages
-from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -21,7 +20,7 @@ from webapp.corpus.models import Collection
 from webapp.training.base_encoders import started_from
 from webapp.training.calibration import LINKER_METHODS, nil_decisions
 from webapp.training.errors import RunError
-from webapp.training.evaluation import start_evaluation
+from webapp.training.evaluation import evaluable_collections, start_evaluation
 from webapp.training.forms import StartRunForm
 from webapp.training.held_out import index_overlap, run_overlap, trained_collections
 from webapp.training.hierarchy_inputs import run_dictionaries
@@ -45,12 +44,6 @@ METRIC_LABELS = {"acc@1": "Acc@1", "acc@5": "Acc@5", "mrr": "MRR", "mentions": "
 SPAN_LABELS = {"precision": "Precision", "recall": "Recall", "f1": "F1", "precision_overlap": "Precision (overlap)",
                "recall_overlap": "Recall (overlap)", "f1_overlap": "F1 (overlap)"}
 SPAN_COUNTS = {"gold": "Gold spans", "predicted": "Spans found", "documents": "Documents"}
-
-
-def evaluable_collections(dictionary: Dictionary) -> list[Collection]:
-    """Gold collections an index of ``dictionary`` can be evaluated on: its own and those bound to none."""
-    return list(Collection.objects.filter(Q(dictionary=dictionary) | Q(dictionary__isnull=True), has_gold=True)
-                .order_by("slug"))
 
 
 @dataclass(frozen=True)
