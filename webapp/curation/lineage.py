@@ -18,18 +18,21 @@ from webapp.vocab.hierarchy import paths_to_roots
 from webapp.vocab.models import Concept, HierarchyEdge
 
 MAX_SIBLINGS = 15
-# Concepts whose ancestor edges are kept (a MEDIC-size hierarchy holds ~10 ancestors a concept: a few MB).
-ANCESTRY_CACHE_SIZE = 50_000
+# Ancestor edges kept, all concepts together: ~50,000 concepts of a MEDIC-size hierarchy (~10 ancestors each, a
+# few MB). Counted in edges, not concepts: a concept 20,000 levels deep in a long chain holds 20,000 of its own.
+ANCESTRY_CACHE_EDGES = 500_000
 
 Edge = tuple[int, int, int, str, str]  # child pk, parent pk, parent's version, concept id and preferred name
 
 
 class _AncestryCache:
-    """Concept pk -> the edges of its whole ancestry (LRU; shared by a process's request threads)."""
+    """Concept pk -> the edges of its whole ancestry (LRU over at most ``max_edges`` edges in all; shared by a
+    process's request threads)."""
 
-    def __init__(self, size: int) -> None:
-        self.size = size
+    def __init__(self, max_edges: int) -> None:
+        self.max_edges = max_edges
         self._edges: OrderedDict[int, tuple[Edge, ...]] = OrderedDict()
+        self._held = 0
         self._lock = threading.Lock()
 
     def get(self, pk: int) -> tuple[Edge, ...] | None:
@@ -40,18 +43,23 @@ class _AncestryCache:
             return edges
 
     def put(self, pk: int, edges: tuple[Edge, ...]) -> None:
+        if len(edges) > self.max_edges:
+            return  # larger than the whole cache: read again when asked
         with self._lock:
+            previous = self._edges.pop(pk, None)
+            self._held += len(edges) - (len(previous) if previous is not None else 0)
             self._edges[pk] = edges
-            self._edges.move_to_end(pk)
-            while len(self._edges) > self.size:
-                self._edges.popitem(last=False)
+            while self._held > self.max_edges:
+                _, evicted = self._edges.popitem(last=False)
+                self._held -= len(evicted)
 
     def clear(self) -> None:
         with self._lock:
             self._edges.clear()
+            self._held = 0
 
 
-ANCESTRY = _AncestryCache(ANCESTRY_CACHE_SIZE)
+ANCESTRY = _AncestryCache(ANCESTRY_CACHE_EDGES)
 
 
 def _ancestry(pks: list[int]) -> list[Edge]:
@@ -111,6 +119,7 @@ class Lineage:
     paths: dict[int, tuple[list[Concept], int]]  # per candidate: its shortest path from a root, how many others
     parents: dict[int, list[int]]  # parent pks of every candidate and of every ancestor (each candidate's are complete)
     nodes: dict[int, Concept]  # every ancestor: id, concept id and preferred name only
+    cut: frozenset[int] = frozenset()  # candidates whose path is too deep to give whole: from their nearest ancestors
 
     def name(self, pk: int) -> str:
         node = self.nodes.get(pk)
@@ -133,14 +142,23 @@ def candidate_lineage(pks: list[int], limit: int = 8) -> Lineage:
         parents.setdefault(child, []).append(parent)
         nodes[parent] = Concept(pk=parent, version_id=version_id, concept_id=cid, preferred_name=name)
     out: dict[int, tuple[list[Concept], int]] = {}
+    cut: set[int] = set()
     for pk in pks:
-        pk_paths, _ = paths_to_roots(pk, parents, limit)
+        pk_paths, _, some_cut = paths_to_roots(pk, parents, limit)
         pk_paths.sort(key=len)
         if not pk_paths or len(pk_paths[0]) < 2:
             out[pk] = ([], 0)
             continue
         out[pk] = ([nodes[p] for p in pk_paths[0][:-1]], len(pk_paths) - 1)
-    return Lineage(out, parents, nodes)
+        if some_cut and _goes_on(pk_paths[0], parents):  # the path shown is a cut one
+            cut.add(pk)
+    return Lineage(out, parents, nodes, frozenset(cut))
+
+
+def _goes_on(path: list[int], parents: dict[int, list[int]]) -> bool:
+    """The path's first node has a parent off the path: the walk cut it, it does not start at a root."""
+    on_path = set(path)
+    return any(p not in on_path for p in parents.get(path[0], ()))
 
 
 @dataclass(frozen=True)

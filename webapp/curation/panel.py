@@ -50,6 +50,7 @@ class CandidateRow:
     homonyms: list[tuple[str, Concept | None]]  # the other concepts owning the matched name (the first HOMONYMS_SHOWN)
     near_miss: NearMiss | None = None  # its place in the hierarchy relative to the top candidate of its part
     more_homonyms: int = 0  # how many more concepts own it
+    path_cut: bool = False  # the path is deeper than the panel shows: its first node is not a root
 
     @property
     def preferred_name(self) -> str:
@@ -193,6 +194,7 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
                 is_gold=pk in gold_pks if pk else False,
                 types=typed, homonyms=[(h, by_cid.get(h)) for h in typed.homonyms[:HOMONYMS_SHOWN]],
                 more_homonyms=max(0, len(typed.homonyms) - HOMONYMS_SHOWN), near_miss=near_misses.get(number),
+                path_cut=pk in ancestry.cut if pk else False,
             )
         )
     latest = Decision.objects.filter(mention=mention).select_related("user", "concept").order_by("-created_at", "-id").first()
