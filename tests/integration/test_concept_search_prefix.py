@@ -1,5 +1,5 @@
-"""Concept search's prefix tier: the same order (exact name, then shortest, then preferred, then id) whether the
-prefix is rare (every match read in name order and sorted) or common (read shortest first through the
+"""Concept search's prefix tier: the same order (exact name, then names the query starts with whole words, a
+preferred name before a synonym, then shortest, then id) whether the prefix is rare (every match read in name order and sorted) or common (read shortest first through the
 (first 3 characters, length) index, a window of lengths at a time), and the planner settings it changes for those
 index scans are back as they were afterwards.
 
@@ -54,7 +54,7 @@ def version(db) -> DictionaryVersion:  # type: ignore[no-untyped-def]
 def _expected(q: str, rows: int) -> list[tuple[str, str]]:
     normalized = [(cid, normalize(name), preferred) for cid, name, preferred in NAMES]
     matches = [(cid, name, preferred) for cid, name, preferred in normalized if name.startswith(q)]
-    matches.sort(key=lambda m: (m[1] != q, len(m[1]), not m[2], m[0]))
+    matches.sort(key=lambda m: (m[1] != q, not m[1].startswith(q + " ") and m[1] != q, not m[2], len(m[1]), m[0]))
     return [(cid, name) for cid, name, _ in matches[:rows]]
 
 

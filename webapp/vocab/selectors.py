@@ -110,11 +110,12 @@ def search_concepts(
     """Concepts of ``version`` (or of several versions) for a typed query, each once with its best-matching name.
 
     Tiers, each a query of its own that stops at a few times ``limit`` rows, run until ``limit`` concepts
-    are found: the id or an alternative id; names starting with the query (exact first, then shorter, then
-    preferred); names with a later word starting with it; the same two for the query with its misspelled words
-    corrected (:func:`webapp.vocab.spelling.corrections`); and names holding every word of the (corrected) query,
-    in any order. Each tier reads a few rows through an index; none ranks every name that shares trigrams with
-    the query (a similarity ranking of the names read 450 ms for a typo of a common word at 3M names).
+    are found: the id or an alternative id; names starting with the query (:func:`_prefix_order`: the exact name
+    first, then names the query starts with whole words, preferred names before synonyms, then shorter); names
+    with a later word starting with it; the same two for the query with its misspelled words corrected
+    (:func:`webapp.vocab.spelling.corrections`); and names holding every word of the (corrected) query, in any
+    order. Each tier reads a few rows through an index; none ranks every name that shares trigrams with the
+    query (a similarity ranking of the names read 450 ms for a typo of a common word at 3M names).
 
     ``within``: only concepts of these ids (a project's concept filter, :mod:`webapp.projects.concept_filter`),
     applied in each tier's query, so a narrow filter still fills ``limit``; None: every concept.
@@ -190,9 +191,13 @@ def _name_tiers(versions: list[DictionaryVersion], names: QuerySet[Name], q: str
     for corrected in fixed:
         yield _prefix_tier(names, corrected, rows)
         yield _word_start_tier(names, corrected, rows)
-    required = [w for w in (fixed[0] if fixed else q).split() if len(w) >= spelling.MIN_WORD and w not in STOP_WORDS]
-    if len(required) > 1:  # "excretion of proteins" finds "protein excretion"
-        yield _every_word_tier(names, required, rows)
+    words = (fixed[0] if fixed else q).split()
+    required = [w for w in words if len(w) >= spelling.MIN_WORD and w not in STOP_WORDS]
+    # A short number names the member of a series ("complement 7 deficiency" is not complement 5's): it must be
+    # there as a word of its own, or the shortest member of the series comes first.
+    numbers = [w for w in words if len(w) < spelling.MIN_WORD and w.isdigit()]
+    if len(required) > 1 or (required and numbers):  # "excretion of proteins" finds "protein excretion"
+        yield _every_word_tier(names, required, rows, numbers)
 
 
 def _similar_tier(names: QuerySet[Name], q: str, rows: int) -> list[Name]:
@@ -210,12 +215,15 @@ def _word_start_tier(names: QuerySet[Name], q: str, rows: int) -> list[Name]:
     return _as_names(names, list(names.filter(normalized__contains=f" {q}").order_by(*_SHORTEST).values_list(*_LIGHT)[:rows]))
 
 
-def _every_word_tier(names: QuerySet[Name], words: Sequence[str], rows: int) -> list[Name]:
-    """Names holding a word starting with each of ``words``, in any order and with others between ("cleft lip
-    and palate" for "cleft palate", "abnormalities of the cerebral cortex" for "cerebral abnormalities")."""
+def _every_word_tier(names: QuerySet[Name], words: Sequence[str], rows: int, whole: Sequence[str] = ()) -> list[Name]:
+    """Names holding a word starting with each of ``words`` and each of ``whole`` as a word, in any order and with
+    others between ("cleft lip and palate" for "cleft palate", "abnormalities of the cerebral cortex" for
+    "cerebral abnormalities", "complement component 7 deficiency" for "complement 7 deficiency")."""
     for word in words:
         stem = word[:-1] if len(word) > 3 and word.endswith("s") else word  # "proteins" finds "protein" too
         names = names.filter(normalized__regex=rf"(^| ){re.escape(stem)}")
+    for word in whole:
+        names = names.filter(normalized__regex=rf"(^| ){re.escape(word)}( |$)")
     return _as_names(names, list(names.order_by(*_SHORTEST).values_list(*_LIGHT)[:rows]))
 
 
@@ -225,7 +233,7 @@ _LIGHT = ("pk", "normalized", "is_preferred", "concept__concept_id")
 
 
 def _prefix_tier(names: QuerySet[Name], q: str, rows: int) -> list[Name]:
-    """Up to ``rows`` names starting with ``q``: the exact name first, then shortest first (then preferred, id).
+    """Up to ``rows`` names starting with ``q``, in :func:`_prefix_order`.
 
     Two paths, chosen by how many names start with ``q``, because no single plan is fast for both at 3M names:
     the b-tree range in name order, read up to PREFIX_SCAN rows, holds every match of a rare prefix (sorted
@@ -239,7 +247,7 @@ def _prefix_tier(names: QuerySet[Name], q: str, rows: int) -> list[Name]:
     with _index_order_only():
         first = list(in_range.order_by("normalized").values_list(*_LIGHT)[:PREFIX_SCAN])
     if len(first) < PREFIX_SCAN:
-        return _as_names(names, sorted(first, key=_shortest_first(q))[:rows])
+        return _as_names(names, sorted(first, key=_prefix_order(q))[:rows])
     if len(q) < PREFIX_KEY:
         return _as_names(names, first[:rows])  # a common one- or two-letter prefix: in name order, exact first
     # Shortest first through the (first 3 characters, length) index, a window of lengths at a time (doubling):
@@ -252,11 +260,15 @@ def _prefix_tier(names: QuerySet[Name], q: str, rows: int) -> list[Name]:
             window = keyed.filter(key=q[:PREFIX_KEY], length__gte=low, length__lt=low + width, normalized__startswith=q)
             found += window.order_by("key", "length").values_list(*_LIGHT)[: rows - len(found)]
             low, width = low + width, width * 2
-    return _as_names(names, sorted(found, key=_shortest_first(q)))
+    return _as_names(names, sorted(found, key=_prefix_order(q)))
 
 
-def _shortest_first(q: str) -> Callable[[tuple[int, str, bool, str]], tuple[bool, int, bool, str]]:
-    return lambda row: (row[1] != q, len(row[1]), not row[2], row[3])
+def _prefix_order(q: str) -> Callable[[tuple[int, str, bool, str]], tuple[bool, bool, bool, int, str]]:
+    """The order of names starting with ``q``: the exact name; then names that ``q`` starts with whole words
+    ("flu" is "flu human", not "flushing"); within each, a concept's preferred name before any synonym, then the
+    shortest, then the concept id. A synonym's accident must not come first: for "diabetes", Hemochromatosis's
+    "diabetes bronze" is shorter than "diabetes mellitus", the concept meant (bench/concept_search.py)."""
+    return lambda row: (row[1] != q, not row[1].startswith(q + " ") and row[1] != q, not row[2], len(row[1]), row[3])
 
 
 def _as_names(names: QuerySet[Name], rows: list[tuple[int, str, bool, str]]) -> list[Name]:
