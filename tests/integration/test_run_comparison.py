@@ -202,9 +202,9 @@ def compared(world):  # type: ignore[no-untyped-def]
     return dictionary, dev, train, active, older, run, candidate
 
 
-def test_the_matrix_puts_the_active_index_first_with_deltas_and_mcnemar_on_shared_mentions(compared) -> None:  # type: ignore[no-untyped-def]
+def test_the_matrix_puts_the_active_index_first_with_deltas_and_mcnemar_on_shared_mentions(compared, bob) -> None:  # type: ignore[no-untyped-def]
     dictionary, dev, train, active, older, run, candidate = compared
-    matrix = comparison_matrix(dictionary)
+    matrix = comparison_matrix(dictionary, bob)
     assert [r.index.pk for r in matrix.rows] == [active.pk, candidate.pk, older.pk]
     assert [c.slug for c in matrix.collections] == ["dev", "train"]
     assert matrix.rows[0].active and matrix.rows[1].run == run and matrix.rows[1].method == "BioSyn"
@@ -310,7 +310,7 @@ def test_bad_addresses_say_what_is_wrong(bob_client: Client, compared) -> None: 
 
 
 @pytest.mark.slow
-def test_a_trained_run_leaves_an_evaluation_of_its_index_with_outcomes(settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_trained_run_leaves_an_evaluation_of_its_index_with_outcomes(settings, tmp_path, alice) -> None:  # type: ignore[no-untyped-def]
     """Through the real training path (train_run --inline): the figures on the run and on its index's evaluation are
     the one computation the run's evaluate callback made."""
     from io import StringIO
@@ -332,5 +332,5 @@ def test_a_trained_run_leaves_an_evaluation_of_its_index_with_outcomes(settings,
     outcomes = list(evaluation.outcomes.all())
     assert len(outcomes) == 6 and sum(o.correct for o in outcomes) / 6 == pytest.approx(run.metrics["acc@1"])
     # The comparison page shows it at once (no active index: no deltas).
-    row = comparison_matrix(dictionary).rows[0]
+    row = comparison_matrix(dictionary, alice).rows[0]
     assert row.run == run and row.cells[0].evaluation == evaluation and row.cells[0].figures[0].delta is None

@@ -14,6 +14,7 @@ from webapp.core.decorators import admin_required, curator_required
 from webapp.core.queue import QueueUnavailable
 from webapp.core.roles import is_admin
 from webapp.corpus.models import Collection
+from webapp.projects import access
 from webapp.training.comparison import build_cell, changed_mentions, comparison_matrix, latest_evaluation
 from webapp.training.errors import RunError
 from webapp.training.evaluation import start_evaluation
@@ -37,13 +38,15 @@ def compare(request: HttpRequest) -> HttpResponse:
     if dictionary is None:
         return render(request, PAGE, {"dictionaries": dictionaries, "error": f"There is no dictionary {slug!r}."},
                       status=404)
-    context = {"dictionaries": dictionaries, "matrix": comparison_matrix(dictionary), "can_evaluate": is_admin(request.user)}
+    context = {"dictionaries": dictionaries, "matrix": comparison_matrix(dictionary, request.user), "can_evaluate": is_admin(request.user)}
     return render(request, PAGE, context)
 
 
-def _cell_objects(pk: int, slug: str) -> tuple[IndexVersion, Collection]:
+def _cell_objects(request: HttpRequest, pk: int, slug: str) -> tuple[IndexVersion, Collection]:
     index = get_object_or_404(IndexVersion.objects.select_related("dictionary", "encoder"), pk=pk)
     collection = get_object_or_404(Collection, slug=slug, has_gold=True)
+    # A project's collection is its members' here too: the same refusal (403) as its collection page.
+    access.check_view(request.user, collection)
     if collection.dictionary_id != index.dictionary_id:
         raise Http404(f"{collection.slug} is not a gold collection of {index.dictionary.slug}")
     return index, collection
@@ -66,7 +69,7 @@ def _cell_response(request: HttpRequest, index: IndexVersion, collection: Collec
 @curator_required
 def compare_cell(request: HttpRequest, pk: int, slug: str) -> HttpResponse:
     """One cell of the matrix, polled by htmx while its evaluation is queued or running."""
-    index, collection = _cell_objects(pk, slug)
+    index, collection = _cell_objects(request, pk, slug)
     return _cell_response(request, index, collection)
 
 
@@ -74,7 +77,7 @@ def compare_cell(request: HttpRequest, pk: int, slug: str) -> HttpResponse:
 @admin_required
 def compare_evaluate(request: HttpRequest, pk: int, slug: str) -> HttpResponse:
     """Queue an evaluation of an index on a gold collection; the cell then polls until it has figures."""
-    index, collection = _cell_objects(pk, slug)
+    index, collection = _cell_objects(request, pk, slug)
     error = ""
     try:
         start_evaluation(index, collection, user=request.user)
@@ -93,7 +96,7 @@ def compare_evaluate(request: HttpRequest, pk: int, slug: str) -> HttpResponse:
 @curator_required
 def compare_changes(request: HttpRequest, pk: int, slug: str) -> HttpResponse:
     """The mentions of a collection whose top-1 differs between an index and the active one (or ``?against=<pk>``)."""
-    index, collection = _cell_objects(pk, slug)
+    index, collection = _cell_objects(request, pk, slug)
     against = request.GET.get("against", "")
     reference: IndexVersion | None
     if against:
@@ -105,5 +108,6 @@ def compare_changes(request: HttpRequest, pk: int, slug: str) -> HttpResponse:
     candidate = latest_evaluation(index, collection)
     base = latest_evaluation(reference, collection) if reference is not None else None
     context = {"index": index, "collection": collection, "reference": reference, "candidate": candidate, "base": base,
-               "changes": changed_mentions(candidate, base) if candidate and base else None}
+               "changes": changed_mentions(candidate, base, access.visible_documents_q(request.user, "document__"))
+               if candidate and base else None}
     return render(request, "training/compare_changes.html", context)

@@ -11,11 +11,13 @@ changed between them) are still shown, but the test is on the shared mentions on
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db.models import Q
 
 from linker.evaluate import mcnemar_p
 from webapp.corpus.models import Collection, Mention
+from webapp.projects.access import visible_collections
 from webapp.training.held_out import find_overlap, trained_collections
 from webapp.training.models import Evaluation, IndexVersion, MentionOutcome, TrainingRun
 from webapp.vocab.models import Concept, Dictionary
@@ -132,14 +134,16 @@ def compared_indexes(dictionary: Dictionary) -> list[IndexVersion]:
     return ([active] if active else []) + [i for i in others if active is None or i.pk != active.pk]
 
 
-def gold_collections(dictionary: Dictionary) -> list[Collection]:
-    return list(Collection.objects.filter(dictionary=dictionary, has_gold=True).order_by("slug"))
+def gold_collections(dictionary: Dictionary, user: Any) -> list[Collection]:
+    """The dictionary's gold collections the user may see (a project's collection is its members':
+    :func:`webapp.projects.access.visible_collections`)."""
+    return list(visible_collections(user).filter(dictionary=dictionary, has_gold=True).order_by("slug"))
 
 
-def comparison_matrix(dictionary: Dictionary) -> Matrix:
+def comparison_matrix(dictionary: Dictionary, user: Any) -> Matrix:
     indexes = compared_indexes(dictionary)
     active = indexes[0] if indexes and indexes[0].state == IndexVersion.State.ACTIVE else None
-    collections = gold_collections(dictionary)
+    collections = gold_collections(dictionary, user)
     runs = {r.index_version_id: r for r in TrainingRun.objects.filter(index_version__in=indexes).order_by("queued_at")}
     rows = []
     for index in indexes:
@@ -237,6 +241,7 @@ class Changes:
     broken: list[ChangedMention] = field(default_factory=list)  # wrong now, right before
     still_wrong: list[ChangedMention] = field(default_factory=list)  # wrong before and now, another top-1
     shared: int = 0
+    hidden: int = 0  # changed mentions in documents a project keeps from the reader, not listed
 
     @property
     def groups(self) -> list[tuple[str, str, str, list[ChangedMention]]]:
@@ -248,9 +253,9 @@ class Changes:
         ]
 
 
-def changed_mentions(candidate: Evaluation, reference: Evaluation) -> Changes:
+def changed_mentions(candidate: Evaluation, reference: Evaluation, visible: Q | None = None) -> Changes:
     """The mentions both evaluations counted whose top-1 differs, grouped fixed / broken / still wrong, in document
-    order."""
+    order; with ``visible`` (a filter on mentions), only those it keeps are listed and the others counted."""
     if candidate.collection_id != reference.collection_id:
         raise ValueError(f"evaluation {candidate.pk} is on collection {candidate.collection_id} but evaluation "
                          f"{reference.pk} on {reference.collection_id}: only evaluations on one collection compare")
@@ -258,7 +263,10 @@ def changed_mentions(candidate: Evaluation, reference: Evaluation) -> Changes:
     mine = {o.mention_id: o for o in MentionOutcome.objects.filter(evaluation=candidate)}
     changes = Changes(candidate, reference, shared=len(mine.keys() & theirs.keys()))
     changed = [(mine[m], theirs[m]) for m in mine.keys() & theirs.keys() if mine[m].predicted != theirs[m].predicted]
-    mentions = Mention.objects.select_related("document", "document__collection").in_bulk([new.mention_id for new, _ in changed])
+    listed = Mention.objects.filter(visible) if visible is not None else Mention.objects.all()
+    mentions = listed.select_related("document", "document__collection").in_bulk([new.mention_id for new, _ in changed])
+    changes.hidden = len(changed) - len(mentions)  # outcomes cascade with their mentions: the rest are hidden
+    changed = [pair for pair in changed if pair[0].mention_id in mentions]
     names = _concept_names(candidate.index_version.dictionary_id,
                            {cid for new, old in changed for o in (new, old) for cid in _ids(o.gold) + _ids(o.predicted)})
     rows = sorted(changed, key=lambda pair: (mentions[pair[0].mention_id].document_id, mentions[pair[0].mention_id].start))

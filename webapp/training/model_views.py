@@ -27,6 +27,7 @@ from django_htmx.http import HttpResponseStopPolling
 from webapp.core.decorators import admin_required, curator_required
 from webapp.core.queue import QueueUnavailable
 from webapp.corpus.models import Collection
+from webapp.projects import access
 from webapp.training.base_encoders import base_encoder_rows
 from webapp.training.detectors import DetectorActivationError, activate_detector, retire_detector
 from webapp.training.errors import RunError
@@ -266,6 +267,7 @@ def collection_linking_note(request: HttpRequest, slug: str) -> HttpResponse:
     and polls (``?poll=1``); once they are all there the poll stops (286) and has the page reload itself with them
     (``HX-Refresh``). With nothing on its way, the note is empty."""
     collection = get_object_or_404(Collection.objects.select_related("dictionary"), slug=slug)
+    access.check_view(request.user, collection)  # a project's collection is its members': as its own page
     linking = collection_linking(collection)
     if request.htmx and not linking.waiting:
         response = HttpResponseStopPolling("")
