@@ -35,7 +35,7 @@ def home(request: HttpRequest) -> HttpResponse:
     """The dashboard: what is loaded. An account without a role sees only how to get one."""
     if not is_curator(request.user):
         return render(request, "core/home.html", {"has_role": False})
-    collections = collection_summaries(access.visible_collections(request.user))
+    collections = collection_summaries(access.visible_collections(request.user), access.visible_documents_q(request.user))
     context = {
         "has_role": True,
         "projects": project_summaries(request.user),

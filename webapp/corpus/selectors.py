@@ -17,6 +17,8 @@ from webapp.vocab.models import Concept
 # A curator has decided it; a model suggestion alone is not a decision (the curation dashboard agrees).
 DECIDED_STATUSES = [s for s in Mention.Status.values if s not in (Mention.Status.PENDING, Mention.Status.SUGGESTED)]
 
+EVERY_DOCUMENT = Q()  # the default document filter: keeps every document (an admin's view)
+
 
 @dataclass(frozen=True)
 class Progress:
@@ -67,19 +69,21 @@ class TextBlock:
     segments: list[Segment[MentionRow]]
 
 
-def collection_summaries(collections: QuerySet[Collection] | None = None) -> list[CollectionSummary]:
-    decided = Q(documents__mentions__status__in=DECIDED_STATUSES)
+def collection_summaries(collections: QuerySet[Collection] | None = None, visible: Q = EVERY_DOCUMENT) -> list[CollectionSummary]:
+    """Counts over the documents ``visible`` keeps (:func:`webapp.projects.access.visible_documents_q`)."""
+    counted = Q(documents__in=Document.objects.filter(visible)) if visible else Q()
+    decided = Q(documents__mentions__status__in=DECIDED_STATUSES) & counted
     rows = (collections if collections is not None else Collection.objects.filter(is_workspace=False)).order_by("slug").annotate(
-        n_documents=Count("documents", distinct=True),
-        n_mentions=Count("documents__mentions"),
+        n_documents=Count("documents", distinct=True, filter=counted or None),
+        n_mentions=Count("documents__mentions", filter=counted or None),
         n_decided=Count("documents__mentions", filter=decided),
     )
     return [CollectionSummary(c, c.n_documents, Progress(c.n_mentions, c.n_decided)) for c in rows]
 
 
-def documents_with_counts(collection: Collection) -> QuerySet[Document]:
+def documents_with_counts(collection: Collection, visible: Q = EVERY_DOCUMENT) -> QuerySet[Document]:
     return (
-        Document.objects.filter(collection=collection)
+        Document.objects.filter(collection=collection).filter(visible)
         .order_by("id")
         .only("id", "external_id", "title", "collection_id")
         .annotate(n_mentions=Count("mentions"), n_decided=Count("mentions", filter=Q(mentions__status__in=DECIDED_STATUSES)))
@@ -131,8 +135,9 @@ def text_blocks(document: Document, rows: list[MentionRow]) -> list[TextBlock]:
     ]
 
 
-def neighbours(document: Document) -> tuple[Document | None, Document | None]:
-    siblings = Document.objects.filter(collection_id=document.collection_id).only("id", "external_id", "title")
+def neighbours(document: Document, visible: Q = EVERY_DOCUMENT) -> tuple[Document | None, Document | None]:
+    """The documents before and after it in its collection, among those ``visible`` keeps."""
+    siblings = Document.objects.filter(collection_id=document.collection_id).filter(visible).only("id", "external_id", "title")
     previous = siblings.filter(id__lt=document.id).order_by("-id").first()
     following = siblings.filter(id__gt=document.id).order_by("id").first()
     return previous, following

@@ -27,7 +27,8 @@ DOCUMENTS_PER_PAGE = 50
 @require_GET
 @curator_required
 def collection_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "corpus/collection_list.html", {"summaries": collection_summaries(access.visible_collections(request.user))})
+    summaries = collection_summaries(access.visible_collections(request.user), access.visible_documents_q(request.user))
+    return render(request, "corpus/collection_list.html", {"summaries": summaries})
 
 
 @require_GET
@@ -35,12 +36,15 @@ def collection_list(request: HttpRequest) -> HttpResponse:
 def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection.objects.select_related("dictionary"), slug=slug)
     access.check_view(request.user, collection)
-    page = Paginator(documents_with_counts(collection), DOCUMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    # A project over some of the documents hides only those from those outside it.
+    documents = documents_with_counts(collection, access.visible_documents_q(request.user))
+    page = Paginator(documents, DOCUMENTS_PER_PAGE).get_page(request.GET.get("page"))
     rows = [(doc, Progress(doc.n_mentions, doc.n_decided)) for doc in page]  # type: ignore[attr-defined]
     template = "corpus/collection_detail.html"
     if request.htmx and not request.htmx.history_restore_request and request.htmx.target == "document-list":
         template += "#document-list"
-    context = {"collection": collection, "page": page, "rows": rows, "index_missing": _index_missing(collection)}
+    context = {"collection": collection, "page": page, "rows": rows, "index_missing": _index_missing(collection),
+               "hidden_documents": access.hidden_documents_note(request.user, collection)}
     return render(request, template, context)
 
 
@@ -54,9 +58,9 @@ def _index_missing(collection: Collection) -> bool:
 @curator_required
 def document_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     document = get_object_or_404(Document.objects.select_related("collection__dictionary"), collection__slug=slug, pk=pk)
-    access.check_view(request.user, document.collection)
+    access.check_view_document(request.user, document)
     rows = mention_rows(document)
-    previous, following = neighbours(document)
+    previous, following = neighbours(document, access.visible_documents_q(request.user))
     context = {
         "collection": document.collection,
         "document": document,

@@ -27,6 +27,8 @@ __all__ = [
     "review_queue", "search_version", "search_within", "type_conflict_count",
 ]
 
+EVERY_DOCUMENT = Q()  # the default document filter: keeps every document (an admin's view)
+
 # --- dashboard -------------------------------------------------------------------------------------------
 
 
@@ -51,13 +53,20 @@ class CollectionStats:
         return [(value, label, self.by_status.get(value, 0)) for value, label in Mention.Status.choices]
 
 
-def collection_stats(collections: QuerySet[Collection]) -> list[CollectionStats]:
-    mentions = Mention.objects.filter(document__collection__in=collections)
+def _in(visible: Q, prefix: str = "document__") -> Q:
+    """``visible`` (a filter on documents: :func:`webapp.projects.access.visible_documents_q`) for rows reached from
+    a document through ``prefix``; nothing to filter when it keeps everything (an admin)."""
+    return Q(**{f"{prefix}in": Document.objects.filter(visible)}) if visible else Q()
+
+
+def collection_stats(collections: QuerySet[Collection], visible: Q = EVERY_DOCUMENT) -> list[CollectionStats]:
+    """Counts over the documents ``visible`` keeps (those of a project the reader is not in are not counted)."""
+    mentions = Mention.objects.filter(document__collection__in=collections).filter(_in(visible))
     by_status: dict[int, Counter[str]] = {}
     for cid, status, n in mentions.values_list("document__collection_id", "status").annotate(n=Count("id")).order_by():
         by_status.setdefault(cid, Counter())[status] = n
     documents = dict(
-        Document.objects.filter(collection__in=collections).values_list("collection_id").annotate(n=Count("id")).order_by()
+        Document.objects.filter(collection__in=collections).filter(visible).values_list("collection_id").annotate(n=Count("id")).order_by()
     )
     out = []
     for collection in collections.select_related("dictionary"):
@@ -75,11 +84,12 @@ def collection_stats(collections: QuerySet[Collection]) -> list[CollectionStats]
     return out
 
 
-def documents_with_review_counts(collection: Collection) -> QuerySet[Document]:
-    """The collection's documents with ``n_mentions`` and ``n_reviewed`` (decided by a curator, not just suggested)."""
+def documents_with_review_counts(collection: Collection, visible: Q = EVERY_DOCUMENT) -> QuerySet[Document]:
+    """The collection's documents (those ``visible`` keeps) with ``n_mentions`` and ``n_reviewed`` (decided by a
+    curator, not just suggested)."""
     reviewed = Q(mentions__status__in=DECIDED_STATUSES)
     return (
-        Document.objects.filter(collection=collection)
+        Document.objects.filter(collection=collection).filter(visible)
         .order_by("id")
         .only("id", "external_id", "title", "collection_id")
         .annotate(n_mentions=Count("mentions"), n_reviewed=Count("mentions", filter=reviewed))
@@ -94,8 +104,8 @@ class CuratorActivity:
     accepted_top1: int
 
 
-def curator_activity(collection: Collection) -> list[CuratorActivity]:
-    rows = Decision.objects.filter(document__collection=collection, undone_at__isnull=True).values_list(
+def curator_activity(collection: Collection, visible: Q = EVERY_DOCUMENT) -> list[CuratorActivity]:
+    rows = Decision.objects.filter(document__collection=collection, undone_at__isnull=True).filter(_in(visible)).values_list(
         "user__username", "time_on_task_ms", "action", "rank"
     )
     grouped: dict[str, list[tuple[int | None, str, int | None]]] = {}
@@ -115,9 +125,9 @@ def curator_activity(collection: Collection) -> list[CuratorActivity]:
     return out
 
 
-def recent_decisions(collection: Collection, limit: int = 12) -> QuerySet[Decision]:
+def recent_decisions(collection: Collection, limit: int = 12, visible: Q = EVERY_DOCUMENT) -> QuerySet[Decision]:
     return (
-        Decision.objects.filter(document__collection=collection)
+        Decision.objects.filter(document__collection=collection).filter(_in(visible))
         .select_related("user", "concept", "document")
         .order_by("-created_at", "-id")[:limit]
     )
@@ -131,7 +141,7 @@ def _suggested_with_conflict() -> Exists:
     return Exists(Link.objects.filter(mention=OuterRef("pk"), origin=Link.Origin.MODEL, rank=1, type_conflict=True))
 
 
-def review_queue(collection: Collection, type_conflicts: bool = False) -> QuerySet[Mention]:
+def review_queue(collection: Collection, type_conflicts: bool = False, visible: Q = EVERY_DOCUMENT) -> QuerySet[Mention]:
     """Open mentions, the decision that fixes most first; ``type_conflicts``: only those whose suggested link has a
     type conflict.
 
@@ -142,13 +152,14 @@ def review_queue(collection: Collection, type_conflicts: bool = False) -> QueryS
     score); its repeats follow after every other text, for a look. Mentions with no suggestion yet come last (the
     panel links them live when opened). Measured on BC5CDR dev (bench/learning_loop.py): the plain uncertainty order
     spent its first 100 decisions on 40 texts and gained 0.6 Acc@1 points, a random order 3.1.
-    Each mention carries ``type_conflict`` (its suggestion's flag, stored by a LATTE re-ranker), ``repeat`` (how many
+    Only the documents ``visible`` keeps are queued. Each mention carries ``type_conflict`` (its suggestion's flag, stored by a LATTE re-ranker), ``repeat`` (how many
     open mentions of its text come before it), ``twins`` (the open mentions of its text) and ``impact``.
     """
     suggestions = Link.objects.filter(mention=OuterRef("pk"), origin=Link.Origin.MODEL, part=0)
     top1 = Subquery(suggestions.filter(rank=1).values("score")[:1], output_field=FloatField())
     top2 = Subquery(suggestions.filter(rank=2).values("score")[:1], output_field=FloatField())
-    queue = Mention.objects.filter(document__collection=collection, status__in=OPEN_STATUSES).annotate(type_conflict=_suggested_with_conflict())
+    queue = (Mention.objects.filter(document__collection=collection, status__in=OPEN_STATUSES).filter(_in(visible))
+             .annotate(type_conflict=_suggested_with_conflict()))
     if type_conflicts:
         queue = queue.filter(type_conflict=True)
     by_text = [Upper("text")]
@@ -170,13 +181,15 @@ def review_queue(collection: Collection, type_conflicts: bool = False) -> QueryS
     )
 
 
-def type_conflict_count(collection: Collection) -> int:
+def type_conflict_count(collection: Collection, visible: Q = EVERY_DOCUMENT) -> int:
     """Open mentions whose suggested link has a type conflict."""
-    return Mention.objects.filter(document__collection=collection, status__in=OPEN_STATUSES).filter(_suggested_with_conflict()).count()
+    open_mentions = Mention.objects.filter(document__collection=collection, status__in=OPEN_STATUSES).filter(_in(visible))
+    return open_mentions.filter(_suggested_with_conflict()).count()
 
 
-def next_in_queue(collection: Collection, exclude: int | None = None, type_conflicts: bool = False) -> Mention | None:
-    queue = review_queue(collection, type_conflicts)
+def next_in_queue(collection: Collection, exclude: int | None = None, type_conflicts: bool = False,
+                  visible: Q = EVERY_DOCUMENT) -> Mention | None:
+    queue = review_queue(collection, type_conflicts, visible)
     if exclude is not None:
         queue = queue.exclude(pk=exclude)
     return queue.first()

@@ -46,7 +46,8 @@ DETECTING = (Document.DetectionState.QUEUED, Document.DetectionState.RUNNING)
 def _mention(request: HttpRequest, pk: int) -> Mention:
     """The mention, if the user may see it (GET) or decide on it (POST): projects restrict both (webapp.projects.access)."""
     mention = get_object_or_404(Mention.objects.select_related("document__collection__dictionary"), pk=pk)
-    (access.check_decide if request.method == "POST" else access.check_view)(request.user, mention.document.collection)
+    check = access.check_decide_document if request.method == "POST" else access.check_view_document
+    check(request.user, mention.document)
     return mention
 
 
@@ -56,7 +57,8 @@ def _mention(request: HttpRequest, pk: int) -> Mention:
 @require_GET
 @curator_required
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "curation/index.html", {"stats": selectors.collection_stats(access.visible_collections(request.user).order_by("slug"))})
+    collections = access.visible_collections(request.user).order_by("slug")
+    return render(request, "curation/index.html", {"stats": selectors.collection_stats(collections, access.visible_documents_q(request.user))})
 
 
 @require_GET
@@ -64,19 +66,22 @@ def index(request: HttpRequest) -> HttpResponse:
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection.objects.select_related("dictionary"), slug=slug)
     access.check_view(request.user, collection)
-    (stats,) = selectors.collection_stats(Collection.objects.filter(pk=collection.pk))
-    page = Paginator(selectors.documents_with_review_counts(collection), DOCUMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    # A project over some of the documents hides only those (their mentions, queue and decisions) from non-members.
+    visible = access.visible_documents_q(request.user)
+    (stats,) = selectors.collection_stats(Collection.objects.filter(pk=collection.pk), visible)
+    page = Paginator(selectors.documents_with_review_counts(collection, visible), DOCUMENTS_PER_PAGE).get_page(request.GET.get("page"))
     conflicts_only = request.GET.get("queue") == "conflicts"
     context = {
         "collection": collection,
         "stats": stats,
         "page": page,
         "rows": [(doc, Progress(doc.n_mentions, doc.n_reviewed)) for doc in page],  # type: ignore[attr-defined]
-        "queue": list(selectors.review_queue(collection, type_conflicts=conflicts_only)[:QUEUE_PREVIEW]),
+        "queue": list(selectors.review_queue(collection, type_conflicts=conflicts_only, visible=visible)[:QUEUE_PREVIEW]),
         "conflicts_only": conflicts_only,
-        "type_conflicts": selectors.type_conflict_count(collection),
-        "recent": selectors.recent_decisions(collection),
-        "activity": selectors.curator_activity(collection),
+        "type_conflicts": selectors.type_conflict_count(collection, visible),
+        "recent": selectors.recent_decisions(collection, visible=visible),
+        "activity": selectors.curator_activity(collection, visible),
+        "hidden_documents": access.hidden_documents_note(request.user, collection),
         "auto": selectors.auto_accept_state(collection),
     }
     return render(request, "curation/dashboard.html", context)
@@ -119,7 +124,7 @@ def queue_next(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     access.check_view(request.user, collection)
     conflicts = request.GET.get("conflicts") == "1"  # only suggested links with a type conflict
-    mention = selectors.next_in_queue(collection, type_conflicts=conflicts)
+    mention = selectors.next_in_queue(collection, type_conflicts=conflicts, visible=access.visible_documents_q(request.user))
     if mention is None:
         empty = "has no open mention whose suggested link has a type conflict" if conflicts else "is empty: every mention has a decision"
         messages.success(request, f"The review queue of {collection} {empty}.")
@@ -146,8 +151,8 @@ def _document_context(document: Document) -> dict[str, Any]:
 @curator_required
 def document(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     doc = get_object_or_404(Document.objects.select_related("collection__dictionary"), collection__slug=slug, pk=pk)
-    access.check_view(request.user, doc.collection)
-    previous, following = neighbours(doc)
+    access.check_view_document(request.user, doc)
+    previous, following = neighbours(doc, access.visible_documents_q(request.user))
     context = _document_context(doc)
     types = sorted({r.mention.mention_type for r in context["rows"] if r.mention.mention_type})
     context.update(
@@ -166,7 +171,7 @@ def document(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         }
     )
     context["can_detect"] = is_admin(request.user) and not doc.collection.is_workspace
-    context["can_decide"] = access.decide_refusal(request.user, doc.collection) is None
+    context["can_decide"] = access.document_decide_refusal(request.user, doc) is None
     context["assignment"] = assignment_of(doc)
     return render(request, "curation/document.html", context)
 
@@ -181,7 +186,7 @@ def detection(request: HttpRequest, pk: int) -> HttpResponse:
     answer is a 286 (htmx stops polling) carrying the banner's last state and, out of band, the document text
     and the status counts with the new mentions; ``curation:detected`` tells the keyboard script to select one."""
     doc = get_object_or_404(Document.objects.select_related("collection__dictionary"), pk=pk)
-    access.check_view(request.user, doc.collection)
+    access.check_view_document(request.user, doc)
     context = {**_document_context(doc), "can_detect": is_admin(request.user)}
     body = render_to_string("curation/document.html#detection-status", context, request)
     if context["detecting"]:
@@ -271,6 +276,7 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
             via=data["via"] or Decision.Via.CANDIDATE,
             time_on_task_ms=data["time_on_task_ms"],
             scope=data["scope"] or services.Scope.MENTION,
+            teach=data["teach"],
         )
     except services.Conflict as exc:
         current = _mention(request, pk) if exc.mention is not None else mention
@@ -291,7 +297,14 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
 def _summary(decision: Decision) -> str:
     target = f" → {decision.concept.concept_id} {decision.concept.preferred_name}" if decision.concept else ""
     rank = f" (rank {decision.rank})" if decision.rank else ""
-    return f"{decision.get_action_display()}: “{decision.mention_text}”{target}{rank}."
+    return f"{decision.get_action_display()}: “{decision.mention_text}”{target}{rank}.{_taught(decision)}"
+
+
+def _taught(decision: Decision) -> str:
+    """What the decision taught, in the words of its summary (the rule is webapp.curation.teaching's)."""
+    if decision.synonym is not None and decision.concept is not None:
+        return f" Taught “{decision.synonym.text}” as a name of {decision.concept.preferred_name}."
+    return "" if decision.teaches else " Taught nothing."
 
 
 def _form_errors(form: Any) -> str:
@@ -302,7 +315,7 @@ def _form_errors(form: Any) -> str:
 @curator_required
 def undo(request: HttpRequest, pk: int) -> HttpResponse:
     decision = get_object_or_404(Decision.objects.select_related("document__collection"), pk=pk)
-    access.check_decide(request.user, decision.document.collection)
+    access.check_decide_document(request.user, decision.document)
     return _undo(request, decision)
 
 
@@ -310,7 +323,7 @@ def undo(request: HttpRequest, pk: int) -> HttpResponse:
 @curator_required
 def undo_last(request: HttpRequest, pk: int) -> HttpResponse:
     doc = get_object_or_404(Document.objects.select_related("collection"), pk=pk)
-    access.check_decide(request.user, doc.collection)
+    access.check_decide_document(request.user, doc)
     decision = services.last_undoable(request.user, doc)
     if decision is None:
         return _toast(request, "Nothing of yours to undo in this document.")
@@ -374,7 +387,7 @@ def family(request: HttpRequest, pk: int, concept_pk: int) -> HttpResponse:
 @curator_required
 def add_mention(request: HttpRequest, pk: int) -> HttpResponse:
     doc = get_object_or_404(Document.objects.select_related("collection__dictionary"), pk=pk)
-    access.check_decide(request.user, doc.collection)
+    access.check_decide_document(request.user, doc)
     form = SpanForm(request.POST)
     if not form.is_valid():
         return _toast(request, _form_errors(form), status=400)

@@ -54,7 +54,9 @@ class ProjectForm(_FilterFields):
     )
     documents = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 2, "placeholder": "empty: every document of the collection"}),
-        label="Only these documents", help_text="Document ids (PMIDs) of the collection, separated by spaces or commas.",
+        label="Only these documents",
+        help_text="Document ids (PMIDs) of the collection, separated by spaces or commas. Only these are hidden from "
+                  "curators outside the project; empty: the whole collection is.",
     )
     field_order = ["title", "slug", "description", "collection", "documents", "annotators_per_document", "concept_types", "concept_roots"]
 

@@ -82,9 +82,20 @@ def project_create(request: HttpRequest) -> HttpResponse:
         except ProjectError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Project “{project}” created; you are its manager. Add annotators, then assign documents.")
+            messages.success(request, f"Project “{project}” created; you are its manager. {_scope_summary(project)} "
+                                      "Add annotators, then assign documents.")
             return redirect("projects:detail", slug=project.slug)
     return render(request, "projects/create.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def _scope_summary(project: Project) -> str:
+    """What the new project hides from curators outside it, in numbers."""
+    total = Document.objects.filter(collection_id=project.collection_id).count()
+    covered = selectors.project_documents(project).count()
+    if covered >= total:
+        return f"All {total} documents of {project.collection} are now seen by its members only."
+    return (f"{covered} of the {total} documents of {project.collection} are now seen by its members only; "
+            f"the other {total - covered} stay open to every curator.")
 
 
 @require_http_methods(["GET", "POST"])

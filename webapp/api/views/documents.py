@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -48,7 +48,7 @@ from webapp.corpus.formats.services import (
     import_records,
 )
 from webapp.corpus.models import Collection, Document, Link, Mention
-from webapp.projects.access import visible_collections
+from webapp.projects.access import visible_collections, visible_documents_q
 
 
 class CollectionViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -62,7 +62,9 @@ class CollectionViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOn
     def get_queryset(self) -> QuerySet[Collection]:
         # A project's collection is its members' (webapp.projects.access); annotators' workspaces are not listed.
         collections = visible_collections(self.request.user)
-        return collections.select_related("dictionary").annotate(document_count=Count("documents")).order_by("slug")
+        visible = visible_documents_q(self.request.user)  # a project over some documents hides only those
+        counted = Count("documents", filter=Q(documents__in=Document.objects.filter(visible)) if visible else None)
+        return collections.select_related("dictionary").annotate(document_count=counted).order_by("slug")
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer]:
         return CollectionCreateSerializer if self.action == "create" else CollectionSerializer
@@ -101,7 +103,8 @@ class CollectionViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOn
     def export(self, request: Request, slug: str | None = None) -> HttpResponse:
         """Every document of the collection in one file: gold and curated links, suggestions on request."""
         collection = self.get_object()
-        return export_response(request, Document.objects.filter(collection=collection), collection.slug)
+        documents = Document.objects.filter(collection=collection).filter(visible_documents_q(request.user))
+        return export_response(request, documents, collection.slug)
 
 
 class DocumentViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -112,7 +115,8 @@ class DocumentViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOnly
     filterset_class = DocumentFilter
 
     def get_queryset(self) -> QuerySet[Document]:
-        qs = (Document.objects.filter(collection__in=visible_collections(self.request.user)).select_related("collection")
+        qs = (Document.objects.filter(collection__in=visible_collections(self.request.user))
+              .filter(visible_documents_q(self.request.user)).select_related("collection")
               .annotate(mention_count=Count("mentions")).order_by("id"))
         return _with_mentions(qs) if self.action == "retrieve" else qs
 

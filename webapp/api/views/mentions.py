@@ -27,7 +27,7 @@ from webapp.corpus.importers import id_variants
 from webapp.corpus.models import Link, Mention
 from webapp.curation.models import Decision
 from webapp.curation.services.decisions import Conflict, CurationError, decide
-from webapp.projects.access import check_decide, visible_collections
+from webapp.projects.access import check_decide_document, visible_collections, visible_documents_q
 from webapp.vocab.models import Concept, Dictionary
 from webapp.vocab.selectors import first_by_id
 
@@ -44,6 +44,7 @@ class MentionViewSet(RejectNulMixin, viewsets.ReadOnlyModelViewSet):
         links = Link.objects.select_related("concept", "created_by").order_by("part", "id")
         return (
             Mention.objects.filter(document__collection__in=visible_collections(self.request.user))
+            .filter(visible_documents_q(self.request.user, "document__"))
             .select_related("document__collection")
             .prefetch_related(Prefetch("links", queryset=links))
             .order_by("document_id", "start", "end", "id")
@@ -59,7 +60,7 @@ class MentionViewSet(RejectNulMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"], permission_classes=[IsCuratorForAll], serializer_class=DecisionInputSerializer)
     def decision(self, request: Request, pk: str | None = None) -> Response:
         mention = self.get_object()
-        check_decide(request.user, mention.document.collection)
+        check_decide_document(request.user, mention.document)
         data = DecisionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -69,7 +70,7 @@ class MentionViewSet(RejectNulMixin, viewsets.ReadOnlyModelViewSet):
             decide(
                 user=request.user, mention_id=mention.pk, action=v["action"], seen_updated_at=v["updated_at"],
                 concept=concept, part=v["part"], via=Decision.Via.API, time_on_task_ms=v.get("time_on_task_ms"),
-                scope=v["scope"],
+                scope=v["scope"], teach=v["teach"],
             )
         except Conflict as exc:
             current = self.get_queryset().get(pk=mention.pk)
@@ -111,4 +112,6 @@ class LinkViewSet(RejectNulMixin, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self) -> QuerySet[Link]:
         visible = visible_collections(self.request.user)
-        return Link.objects.filter(mention__document__collection__in=visible).select_related("concept", "created_by").order_by("id")
+        return (Link.objects.filter(mention__document__collection__in=visible)
+                .filter(visible_documents_q(self.request.user, "mention__document__"))
+                .select_related("concept", "created_by").order_by("id"))

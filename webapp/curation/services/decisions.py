@@ -8,7 +8,9 @@ overwrite each other silently.
 One decision on one part: a curator Link records who, when, the chosen candidate's rank and the model version;
 the mention's status changes; accepted or relinked text becomes a curator synonym (a vocab Name with source
 "curator") of the chosen concept, so the next index build, the live index and the concept search know it; the
-suggestions ranked above the chosen concept become hard negatives; the Decision row logs it all for undo.
+suggestions ranked above the chosen concept become hard negatives; the Decision row logs it all for undo. What
+a decision teaches (the synonym, the negatives, its use as training evidence) is decided by one rule,
+:func:`webapp.curation.teaching.lesson`: a link to a parent, or a decision made without teaching, teaches nothing.
 
 Concurrency. Decisions on mentions of the same text (case-insensitive) are serialised by a transaction-level
 advisory lock on that text, taken before any row lock: propagation locks every identical open mention and the
@@ -40,6 +42,8 @@ from django.utils import timezone
 from linker.text import normalize
 from webapp.corpus.models import Link, Mention
 from webapp.curation.models import DECIDED_STATUSES, OPEN_STATUSES, Decision, HardNegative
+from webapp.curation.teaching import Lesson, lesson
+from webapp.projects.access import decidable_documents_q
 from webapp.projects.concept_filter import filter_for_collection
 from webapp.training.loop import after_decision
 from webapp.training.registry import add_curator_synonym, add_curator_synonyms
@@ -134,12 +138,14 @@ def decide(
     via: str = Via.CANDIDATE,
     time_on_task_ms: int | None = None,
     scope: str = Scope.MENTION,
+    teach: bool = True,
 ) -> Outcome:
     """Record a decision on one mention, and optionally on every identical open mention of the scope.
 
     ``action`` is accept (``concept`` or the top suggestion, else the gold concept), relink (needs ``concept``),
     nil or reject. ``part=None`` accepts (each part's top suggestion) or NILs every part of a composite mention
-    at once. Raises :class:`Conflict` when the mention changed since ``seen_updated_at`` and
+    at once. ``teach=False``: the decision adds no name and is no training evidence (webapp.curation.teaching),
+    nor are its propagated copies. Raises :class:`Conflict` when the mention changed since ``seen_updated_at`` and
     :class:`CurationError` when the decision does not fit the mention.
     """
     if action not in LINK_ACTIONS:
@@ -152,7 +158,7 @@ def decide(
     if scope == Scope.MENTION:
         mention = lock_mention(mention_id)
     else:
-        mention, twins, skipped = _lock_with_identical_mentions(mention_id, scope)
+        mention, twins, skipped = _lock_with_identical_mentions(mention_id, scope, user)
     if mention.updated_at != seen_updated_at:
         raise conflict(mention, seen_updated_at)
     batch = uuid.uuid4()
@@ -163,11 +169,12 @@ def decide(
     else:
         parts = range(part, part + 1)
     decisions = [_apply(mention, _as_recorded(mention, action, concept, p), concept, p, user, via, batch,
-                        time_on_task_ms if p == parts[0] else None) for p in parts]
+                        time_on_task_ms if p == parts[0] else None, teach) for p in parts]
     decision = decisions[0]
     propagated: list[Decision] = []
     if twins:
-        propagated = _apply_to_twins(twins, action, decision.concept, user, batch)
+        # A copy teaches what the decision taught: a parent link's copies are parent links too.
+        propagated = _apply_to_twins(twins, action, decision.concept, user, batch, teach=decision.teaches)
     # The learning loop: once committed, the dictionary's decisions may have reached its retrain policy's threshold.
     transaction.on_commit(functools.partial(after_decision, mention.document.collection.dictionary_id))
     return Outcome(decision, propagated, skipped, decisions[1:])
@@ -252,6 +259,7 @@ def _apply(
     via: str,
     batch: uuid.UUID,
     time_on_task_ms: int | None,
+    teach: bool = True,
 ) -> Decision:
     """One decision on one part of a locked mention: its curator link, status, synonym, log row and negatives."""
     parts = part_count(mention)
@@ -269,25 +277,22 @@ def _apply(
         _check_dictionary(mention, concept)
         _check_concept_filter(mention, concept)
     text = _part_text(mention, part)
-    # A composite with no text per part ("breast and ovarian cancer"): its whole text is no synonym of either
-    # part's concept. Sources that list part texts (BC5CDR's 7th column) give one. An auto-accepted top-1
-    # (webapp.curation.services.auto_accept) is the linker agreeing with itself: no synonym until a curator says so.
-    # An annotator's copy in a project (a workspace) teaches the dictionary nothing until adjudicated: a synonym
-    # there would show one annotator's choice to the others as a candidate.
-    no_synonym = (not mention.part_texts and parts > 1) or via == Via.AUTO or mention.document.collection.is_workspace
+    taught = lesson(action=action, via=via, text=text, concept=concept, teach=teach,
+                    workspace=mention.document.collection.is_workspace,
+                    whole_text_of_parts=not mention.part_texts and parts > 1)
     link = None
     synonym = None
     if action != Action.REJECT:
         link = _curator_link(mention, part, concept, suggestions, user)
         link.save(force_insert=True)
-        if concept is not None and not no_synonym:
-            synonym = _add_synonym(concept, text, user)
+        synonym = _add_synonym(taught, user)
     mention.status = _STATUS[Action(action)]
     mention.save(update_fields=["status", "updated_at"])
     decision = _decision(mention, text, action, via, part, concept, link, suggestions, user, batch, previous_status,
-                         synonym, time_on_task_ms)
+                         synonym, time_on_task_ms, taught.teaches)
     decision.save(force_insert=True)
-    HardNegative.objects.bulk_create(_hard_negatives(decision, suggestions, concept, action), ignore_conflicts=True)
+    if taught.teaches:
+        HardNegative.objects.bulk_create(_hard_negatives(decision, suggestions, concept, action), ignore_conflicts=True)
     if synonym is not None and concept is not None:
         dictionary = mention.document.collection.dictionary
         if dictionary is not None:
@@ -299,13 +304,14 @@ def _apply(
     return decision
 
 
-def _apply_to_twins(twins: Sequence[Mention], action: str, chosen: Concept | None, user: Any, batch: uuid.UUID) -> list[Decision]:
+def _apply_to_twins(twins: Sequence[Mention], action: str, chosen: Concept | None, user: Any, batch: uuid.UUID,
+                    teach: bool = True) -> list[Decision]:
     """The decision applied to part 0 of each locked identical mention (propagation): what :func:`_apply` does
     to each, in a fixed number of statements. A twin whose own top suggestion is ``chosen`` is accepted, any
-    other relinked to it; NIL and reject stay what they are."""
+    other relinked to it; NIL and reject stay what they are. ``teach``: whether the decision taught."""
     if chosen is None and action in (Action.ACCEPT, Action.RELINK):
         # Not reached from decide(), whose decision has a concept for these; one at a time says why it fails.
-        return [_apply(twin, action, chosen, 0, user, Via.PROPAGATED, batch, None) for twin in twins]
+        return [_apply(twin, action, chosen, 0, user, Via.PROPAGATED, batch, None, teach) for twin in twins]
     pks = [twin.pk for twin in twins]
     suggestions: dict[int, list[Link]] = defaultdict(list)
     for link in (
@@ -314,7 +320,7 @@ def _apply_to_twins(twins: Sequence[Mention], action: str, chosen: Concept | Non
         suggestions[link.mention_id].append(link)
     highest = dict(Link.objects.filter(mention_id__in=pks).values_list("mention_id").annotate(top=Max("part")).order_by())
     checked: set[int | None] = set()
-    plans: list[tuple[Mention, str, str, bool, Link | None]] = []  # twin, action, text, whole text of a part, link
+    plans: list[tuple[Mention, str, str, Lesson, Link | None]] = []  # twin, action, text, what it teaches, link
     for twin in twins:
         own = suggestions[twin.pk]
         twin_action = action
@@ -324,17 +330,20 @@ def _apply_to_twins(twins: Sequence[Mention], action: str, chosen: Concept | Non
         if chosen is not None and twin.document.collection.dictionary_id not in checked:
             _check_dictionary(twin, chosen)  # the same answer for every twin of one collection
             checked.add(twin.document.collection.dictionary_id)
-        whole_text_of_a_part = not twin.part_texts and _parts(twin, highest.get(twin.pk)) > 1
+        whole_text_of_parts = not twin.part_texts and _parts(twin, highest.get(twin.pk)) > 1
         link = _curator_link(twin, 0, chosen, own, user) if twin_action != Action.REJECT else None
-        plans.append((twin, twin_action, _part_text(twin, 0), whole_text_of_a_part, link))
+        text = _part_text(twin, 0)
+        taught = lesson(action=twin_action, via=Via.PROPAGATED, text=text, concept=chosen, teach=teach,
+                        workspace=twin.document.collection.is_workspace, whole_text_of_parts=whole_text_of_parts)
+        plans.append((twin, twin_action, text, taught, link))
     Link.objects.bulk_create([link for *_, link in plans if link is not None])
     synonyms: list[Name | None] = []
     named: set[str] = set()  # texts given to the concept already in this loop: get_or_create would find them
-    for _twin, _action, text, whole_text_of_a_part, link in plans:
+    for _twin, _action, _text, taught, link in plans:
         synonym = None
-        if link is not None and chosen is not None and not whole_text_of_a_part and text.strip() not in named:
-            synonym = _add_synonym(chosen, text, user)
-            named.add(text.strip())
+        if link is not None and taught.name and taught.name not in named:
+            synonym = _add_synonym(taught, user)
+            named.add(taught.name)
         synonyms.append(synonym)
     now = timezone.now()
     previous = {twin.pk: twin.status for twin in twins}
@@ -346,12 +355,12 @@ def _apply_to_twins(twins: Sequence[Mention], action: str, chosen: Concept | Non
         Mention.objects.filter(pk__in=group).update(status=status, updated_at=now)
     decisions = [
         _decision(twin, text, twin_action, Via.PROPAGATED, 0, chosen, link, suggestions[twin.pk], user, batch, previous[twin.pk],
-                  synonym, None)
-        for (twin, twin_action, text, _whole, link), synonym in zip(plans, synonyms, strict=True)
+                  synonym, None, taught.teaches)
+        for (twin, twin_action, text, taught, link), synonym in zip(plans, synonyms, strict=True)
     ]
     Decision.objects.bulk_create(decisions)
     HardNegative.objects.bulk_create(
-        [row for decision, (twin, twin_action, *_) in zip(decisions, plans, strict=True)
+        [row for decision, (twin, twin_action, _text, taught, _link) in zip(decisions, plans, strict=True) if taught.teaches
          for row in _hard_negatives(decision, suggestions[twin.pk], chosen, twin_action)],
         ignore_conflicts=True,
     )
@@ -368,7 +377,7 @@ def _apply_to_twins(twins: Sequence[Mention], action: str, chosen: Concept | Non
 def _decision(
     mention: Mention, text: str, action: str, via: str, part: int, concept: Concept | None, link: Link | None,
     suggestions: Sequence[Link], user: Any, batch: uuid.UUID, previous_status: str, synonym: Name | None,
-    time_on_task_ms: int | None,
+    time_on_task_ms: int | None, teaches: bool = True,
 ) -> Decision:
     """The log row of one decision on one part (unsaved), made after the mention's status and version changed."""
     return Decision(
@@ -389,6 +398,7 @@ def _decision(
         previous_status=previous_status,
         created_links=[link.pk] if link is not None else [],
         synonym=synonym,
+        teaches=teaches,
         result_updated_at=mention.updated_at,
     )
 
@@ -439,10 +449,11 @@ def _check_concept_filter(mention: Mention, concept: Concept) -> None:
         raise CurationError(concept_filter.refusal(concept.concept_id, concept.preferred_name))
 
 
-def _add_synonym(concept: Concept, text: str, user: Any) -> Name | None:
-    """The curator synonym this decision created; None where the concept had the name already (undo keeps it)."""
-    text = text.strip()
-    if not text or not normalize(text):
+def _add_synonym(taught: Lesson, user: Any) -> Name | None:
+    """The curator synonym the decision's lesson gives its concept; None where it teaches no name, or the concept
+    had the name already (undo keeps it)."""
+    text, concept = taught.name, taught.concept
+    if not text or concept is None or not normalize(text):
         return None
     name, created = Name.objects.get_or_create(
         concept=concept,
@@ -477,9 +488,10 @@ def _lock_text_of(mention_id: int) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(lower(%s)))", [_TEXT_LOCK_NAMESPACE, text])
 
 
-def _lock_with_identical_mentions(mention_id: int, scope: str) -> tuple[Mention, list[Mention], int]:
+def _lock_with_identical_mentions(mention_id: int, scope: str, user: Any) -> tuple[Mention, list[Mention], int]:
     """The mention and the open mentions of the same text (case-insensitive) in the scope, locked together in
-    primary-key order; and how many identical mentions were left alone because they are decided already."""
+    primary-key order; and how many identical mentions were left alone because they are decided already. The scope
+    ends where the user's right to decide does: a project's documents are not changed by a decision outside it."""
     try:
         first = Mention.objects.select_related("document").get(pk=mention_id)
     except Mention.DoesNotExist:
@@ -488,7 +500,8 @@ def _lock_with_identical_mentions(mention_id: int, scope: str) -> tuple[Mention,
     if scope == Scope.DOCUMENT:
         same = same.filter(document_id=first.document_id)
     else:
-        same = same.filter(document__collection_id=first.document.collection_id)
+        same = same.filter(document__collection_id=first.document.collection_id).filter(
+            decidable_documents_q(user, "document__"))
     decided = same.exclude(pk=mention_id).filter(status__in=DECIDED_STATUSES).count()
     locked = list(
         same.filter(Q(pk=mention_id) | Q(status__in=OPEN_STATUSES))
