@@ -135,7 +135,13 @@ def _build_index(sub: Any) -> None:
     p.add_argument("--vector-dtype", choices=["auto", "float32", "float16"], default="auto",
                    help="the kept copy of the vectors (pair scores, re-ranking of quantised candidates); auto: float16 "
                         "from a million names")
-    p.add_argument("--sparse-weight", type=float, default=1.0)
+    p.add_argument("--sparse-weight", type=float,
+                   help="λ, the weight of tf-idf beside the dense score (default: the --encoder artifact's trained λ, "
+                        "else 1.0)")
+    p.add_argument("--dense-scale", type=float, help="default: the --encoder artifact's, else 20.0")
+    p.add_argument("--prior-weight", type=float,
+                   help="weight of the concept prior log(1 + n) (default: the --encoder artifact's trained weight, "
+                        "with its concept prior, else 0.0)")
     p.add_argument("--sparse-only", action="store_true")
     p.add_argument("--quantize", action="store_true")
     p.add_argument("--first-stage", help="a fast encoder (BNE/DAN artifact or encoder folder) searched before --encoder")
@@ -370,9 +376,10 @@ def user_message(exc: BaseException) -> str:
 
 def _run_build_index(args: argparse.Namespace) -> Any:
     return build_index_main(args.dictionary, args.out, args.encoder, args.merge_train, parse_types(args.mention_types),
-                            args.index, args.sparse_weight, sparse_only=args.sparse_only, quantize=args.quantize,
-                            first_stage=args.first_stage, cascade=args.cascade, sparse_search=not args.no_sparse_search,
-                            device=args.device, hnsw_storage=args.hnsw_storage, vector_dtype=args.vector_dtype)
+                            args.index, args.sparse_weight, args.dense_scale, sparse_only=args.sparse_only,
+                            quantize=args.quantize, first_stage=args.first_stage, cascade=args.cascade,
+                            sparse_search=not args.no_sparse_search, device=args.device, hnsw_storage=args.hnsw_storage,
+                            vector_dtype=args.vector_dtype, prior_weight=args.prior_weight)
 
 
 def _run_train(args: argparse.Namespace) -> Any:

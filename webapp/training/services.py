@@ -28,6 +28,7 @@ from linker.data import ConceptRecord, Synonym
 from linker.device import device_label, encode_batch_size
 from linker.encoders.transformer import TransformerEncoder
 from linker.linker import Linker, LinkerConfig, encoding_device
+from linker.scoring import scoring_for
 from webapp.core.queue import enqueue, job_task_id
 from webapp.training.devices import batch_device
 from webapp.training.errors import RunError
@@ -131,6 +132,18 @@ def _first_stage(index: IndexVersion, encoder: Any, config: LinkerConfig) -> tup
     return fast, replace(config, retrieval=replace(config.retrieval, cascade="exact"))
 
 
+def _carry_concept_prior(encoder: EncoderModel | None, linker: Linker, say: Progress) -> None:
+    """A linker artifact's trained concept prior, of the concepts this dictionary version has, goes with its λ, dense
+    scale and prior weight (:func:`_encoder_and_config` carries those): a prior weight over no prior ranks as 0.0
+    would. The build says which weights it scores with, the artifact's or the defaults."""
+    scoring = scoring_for(encoder.artifact_path if encoder is not None else None)
+    known = set(linker.table.concepts)
+    prior = {cid: value for cid, value in scoring.concept_prior.items() if cid in known}
+    linker.retriever.concept_prior = prior  # a fresh linker no one ranks with yet: set in place
+    scoring = replace(scoring, retrieval=linker.config.retrieval, concept_prior=prior)
+    say(f"scoring with {scoring.describe()}")
+
+
 def _carry_reranker(encoder: EncoderModel | None, linker: Linker, say: Progress) -> None:
     """An index built with a linker artifact that holds a LATTE re-ranker (``python -m linker train-rerank``)
     keeps it when it fits this dictionary version and encoder; otherwise the index serves the retriever's
@@ -229,6 +242,7 @@ def _build(index: IndexVersion, progress: Progress | None, recorder: IndexProgre
         linker = Linker.build(records, encoder, config, metadata={"index_version": index.pk}, first_stage_encoder=fast,
                               progress=lambda phase, done, total: recorder(LINKER_PHASES.get(phase, phase), done, total))
         say(f"{len(linker.table):,} names indexed")
+        _carry_concept_prior(index.encoder, linker, say)
         _carry_reranker(index.encoder, linker, say)
         recorder(IndexVersion.Phase.SAVING)
         shutil.rmtree(tmp, ignore_errors=True)
