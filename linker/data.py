@@ -355,6 +355,7 @@ def iter_obo(path: str | Path, include_obsolete: bool = False) -> Iterator[Conce
 # --- PubTator ----------------------------------------------------------------------------------
 
 _TITLE_OR_ABSTRACT = re.compile(r"^([^|\t]+)\|([ta])\|(.*)$")
+_OFFSET = re.compile(r"\s*-?[0-9]+\s*")
 
 
 def _parse_ids(raw: str) -> tuple[tuple[str, ...], ...]:
@@ -421,10 +422,13 @@ def iter_pubtator(path: str | Path) -> Iterator[PubTatorDocument]:
             continue
         if len(cols) < 5:
             raise ParseError(path, lineno, f"expected 'PMID start end text type [ids]', found {len(cols)} columns")
+        # ASCII digits only: int() would also read "+5", "1_0" and other scripts' digits as offsets.
         try:
+            if not (_OFFSET.fullmatch(cols[1]) and _OFFSET.fullmatch(cols[2])):
+                raise ValueError
             s, e = int(cols[1]), int(cols[2])
-        except ValueError:
-            raise ParseError(path, lineno, f"offsets {cols[1]!r} {cols[2]!r} are not integers") from None
+        except ValueError:  # or more digits than Python converts (4,300)
+            raise ParseError(path, lineno, f"offsets {cols[1][:40]!r} {cols[2][:40]!r} are not integers") from None
         text = f"{title} {abstract}" if abstract else title
         if not (0 <= s < e <= len(text)):
             raise ParseError(path, lineno, f"span {s}-{e} outside the document text (length {len(text)})")

@@ -343,7 +343,7 @@ def test_bioc_json_field_of_the_wrong_type_names_the_document(tmp_path: Path) ->
     data = json.loads(bioc_json())
     data["documents"][0]["passages"][0]["text"] = 12
     path = write(tmp_path / "c.json", json.dumps(data))
-    with pytest.raises(FormatError, match=r"c\.json: document 42: a field has the wrong type"):
+    with pytest.raises(FormatError, match=r"c\.json: document 42 / passage 1: field 'text' must be a string \(found 12\)"):
         import_documents(path, "bioc-json", collection_slug="b")
     data = json.loads(bioc_json())
     data["documents"][0]["passages"][0]["annotations"][0]["locations"][0]["length"] = "six"

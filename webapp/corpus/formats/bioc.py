@@ -78,7 +78,70 @@ def read_bioc_json(path: str | Path) -> Iterator[DocumentRecord]:
         raise FormatError(path, "", f"not a BioC JSON collection (missing or malformed field {exc})") from exc
     if not isinstance(collection, bioc.BioCCollection):
         raise FormatError(path, "", "not a BioC JSON collection (expected a top-level collection object)")
+    _check_json_types(path, collection)
     yield from _documents(path, collection)
+
+
+def _check_json_types(path: str | Path, collection: bioc.BioCCollection) -> None:
+    """Refuse what BioC JSON's schema types otherwise, naming the element and the field: the bioc package decodes
+    without a schema, so an id given as an object would become the text "{'a': 1}" and an offset given as the
+    string "0" would pass for a number. Ids and texts are strings, offsets and lengths integers, the infons of
+    passages and annotations strings (or null, as PubTator Central writes an annotation without an identifier).
+    A document's infons are its metadata, any JSON, as in JSONL."""
+    for index, document in enumerate(collection.documents, start=1):
+        where = f"document {document.id if isinstance(document.id, str) and document.id.strip() else '#' + str(index)}"
+        _typed(path, where, "field 'id'", document.id, str)
+        if not isinstance(document.infons, dict):
+            raise FormatError(path, where, f"field 'infons' must be an object (found {_json_type(document.infons)})")
+        for number, passage in enumerate(document.passages, start=1):
+            p_where = f"{where} / passage {number}"
+            _typed(path, p_where, "field 'offset'", passage.offset, int)
+            _typed(path, p_where, "field 'text'", passage.text, str, optional=True)
+            _infons(path, p_where, passage.infons)
+            for s_number, sentence in enumerate(passage.sentences, start=1):
+                s_where = f"{p_where} / sentence {s_number}"
+                _typed(path, s_where, "field 'offset'", sentence.offset, int)
+                _typed(path, s_where, "field 'text'", sentence.text, str, optional=True)
+        for a_number, annotation in enumerate(_all_annotations(document), start=1):
+            a_where = f"{where} / annotation #{a_number}"
+            _typed(path, a_where, "field 'id'", annotation.id, str)
+            a_where = f"{where} / annotation {annotation.id}"
+            _typed(path, a_where, "field 'text'", annotation.text, str, optional=True)
+            _infons(path, a_where, annotation.infons)
+            for location in annotation.locations:
+                _typed(path, a_where, "location field 'offset'", location.offset, int)
+                _typed(path, a_where, "location field 'length'", location.length, int)
+
+
+def _typed(path: str | Path, where: str, name: str, value: object, kind: type, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    # bool is an int in Python; an offset given as true is an error, not 1.
+    if not isinstance(value, kind) or isinstance(value, bool):
+        expected = "an integer" if kind is int else "a string"
+        raise FormatError(path, where, f"{name} must be {expected} (found {_shown(value)})")
+
+
+def _infons(path: str | Path, where: str, infons: object) -> None:
+    if not isinstance(infons, dict):
+        raise FormatError(path, where, f"field 'infons' must be an object of strings (found {_json_type(infons)})")
+    for key, value in infons.items():
+        if value is not None and not isinstance(value, str):
+            raise FormatError(path, where, f"infon {key!r} must be a string (found {_shown(value)})")
+
+
+def _json_type(value: object) -> str:
+    names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def _shown(value: object) -> str:
+    text = repr(value)  # as the XML reader's refusals quote a value
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+def _all_annotations(document: bioc.BioCDocument) -> Iterator[bioc.BioCAnnotation]:
+    yield from (annotation for annotation, _ in _annotations(document, ""))
 
 
 def _too_deep(path: str | Path) -> FormatError:
@@ -90,12 +153,11 @@ def _too_deep(path: str | Path) -> FormatError:
 
 
 def _int(path: str | Path, where: str, value: object, name: str) -> int:
-    """An offset or a length: an int (JSON) or a string of digits (XML); anything else is refused by name."""
+    """An offset or a length: an int (JSON, its types checked by :func:`_check_json_types`) or a string of ASCII
+    digits (XML has only text); anything else is refused by name."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+    if isinstance(value, str) and re.fullmatch(r"\s*-?[0-9]+\s*", value):
         try:
             return int(value)
         except ValueError:  # more digits than Python converts (4,300): no offset anyway

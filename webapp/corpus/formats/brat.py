@@ -19,7 +19,8 @@ from pathlib import Path, PurePosixPath
 from webapp.core import limits
 from webapp.corpus.formats.records import DocumentRecord, FormatError, LinkRecord, MentionRecord
 
-_TEXT_BOUND = re.compile(r"^(T\d+)\t(\S+) (\d+ \d+(?:;\d+ \d+)*)\t(.*)$")
+# ASCII: Python's \d also matches other scripts' digits ("٣"), which int() would read as offsets.
+_TEXT_BOUND = re.compile(r"^(T\d+)\t(\S+) (\d+ \d+(?:;\d+ \d+)*)\t(.*)$", re.ASCII)
 _REFERENCE = re.compile(r"^(N\d+)\tReference (T\d+) (\S+)(?:\t.*)?$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 

@@ -93,7 +93,7 @@ def _document(path: str | Path, where: str, obj: Any) -> DocumentRecord:
                 raise FormatError(path, l_where, "a link needs a concept_id or nil: true")
             links.append(LinkRecord(part=_field(path, l_where, link, "part", int, 0), concept_id=concept_id, nil=nil))
         raw_parts = _field(path, m_where, raw, "part_texts", list, [])
-        if any(isinstance(t, (dict, list)) for t in raw_parts):
+        if not all(isinstance(t, str) for t in raw_parts):
             raise FormatError(path, m_where, "field 'part_texts' must be a list of texts")
         part_texts = tuple(str(t) for t in raw_parts)
         mention_type = _field(path, m_where, raw, "type", str, "")
@@ -111,7 +111,8 @@ def _field(path: str | Path, where: str, obj: dict[str, Any], key: str, kind: An
             raise FormatError(path, where, f"missing field {key!r}")
         return default
     # bool is an int in Python; an offset given as true/false is an error, not 1/0.
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in kinds):
         raise FormatError(path, where, f"field {key!r} has the wrong type ({type(value).__name__})")
     return value
 
