@@ -45,7 +45,7 @@ from webapp.corpus.formats.records import (
     too_deep,
     unstorable_character,
 )
-from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.corpus.models import Collection, Document, Link, Mention, mention_too_long
 from webapp.corpus.resolver import ConceptResolver, dictionary_version_for
 from webapp.vocab.copy import copy_rows, max_length
 from webapp.vocab.models import Dictionary
@@ -279,6 +279,9 @@ class DocumentWriter:
         for m in record.mentions:
             if not 0 <= m.start < m.end <= len(record.text):
                 raise self._refused(record, m, f"span {m.start}-{m.end} outside the document text (length {len(record.text)})")
+            too_long = mention_too_long(record.text[m.start : m.end])
+            if too_long:
+                raise self._refused(record, m, too_long)
             for name, value in (("type", m.mention_type), ("part_texts", m.part_texts), ("concept_id", [link.concept_id for link in m.links])):
                 bad = unstorable_character(value)
                 if bad:

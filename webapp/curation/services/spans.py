@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from webapp.corpus.models import Document, Link, Mention
+from webapp.corpus.models import Document, Link, Mention, mention_too_long
 from webapp.curation.models import Decision
 from webapp.curation.services.decisions import Action, CurationError, Via, conflict, lock_mention
 
@@ -24,6 +24,9 @@ def _clean_span(text: str, start: int, end: int) -> tuple[int, int]:
         end -= 1
     if start == end:
         raise CurationError("the selection holds only white space")
+    too_long = mention_too_long(text[start:end])
+    if too_long:
+        raise CurationError(too_long)
     return start, end
 
 
