@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from webapp.core.public import PublicMessageField
+
 
 class ImportJob(models.Model):
     """An import (dictionary or documents) run by a worker; the task takes this row's id."""
@@ -27,7 +29,7 @@ class ImportJob(models.Model):
     progress_total = models.PositiveIntegerField(
         null=True, blank=True, help_text="Records the file holds, as estimated before reading it; empty if unknown."
     )
-    message = models.TextField(blank=True, help_text="The error, naming file and line, when the import failed.")
+    message = PublicMessageField(blank=True, help_text="The error, naming file and line, when the import failed.")
     report = models.JSONField(default=dict, blank=True)
     worker = models.CharField(max_length=200, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Upper
 
+from webapp.core.public import PublicMessageField
 from webapp.vocab.models import Concept, Dictionary
 
 
@@ -72,7 +73,7 @@ class Document(models.Model):
     detection_state = models.CharField(
         max_length=16, choices=DetectionState.choices, default=DetectionState.NONE, db_default=DetectionState.NONE,
     )
-    detection_error = models.TextField(blank=True, default="", db_default="", help_text="Why detection failed.")
+    detection_error = PublicMessageField(blank=True, default="", db_default="", help_text="Why detection failed.")
     detected_at = models.DateTimeField(null=True, blank=True)
     detection_model = models.CharField(
         max_length=300, blank=True, default="", db_default="",

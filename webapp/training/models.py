@@ -18,6 +18,7 @@ from django.db.models import Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from webapp.core.public import PublicMessageField
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
 
@@ -142,7 +143,7 @@ class WordVectorUpload(models.Model):
     expected_dim = models.PositiveIntegerField(null=True, blank=True)
     dictionary = models.ForeignKey(Dictionary, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
-    error = models.TextField(blank=True)
+    error = PublicMessageField(blank=True)
     word_vectors = models.ForeignKey(WordVectorModel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -202,7 +203,7 @@ class IndexVersion(models.Model):
     name_count = models.PositiveIntegerField(default=0)
     concept_count = models.PositiveIntegerField(default=0)
     build_seconds = models.FloatField(null=True, blank=True)
-    error = models.TextField(blank=True)
+    error = PublicMessageField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     activated_at = models.DateTimeField(null=True, blank=True)
@@ -360,7 +361,7 @@ class TrainingRun(models.Model):
     device = models.CharField(max_length=32, blank=True)
     worker = models.CharField(max_length=200, blank=True, help_text="Host name of the worker running it.")
     task_id = models.CharField(max_length=64, blank=True)
-    error = models.TextField(blank=True)
+    error = PublicMessageField(blank=True)
     cancel_requested = models.BooleanField(default=False)
     snapshot_at = models.DateTimeField(null=True, blank=True, help_text="Curator decisions made up to this time are training data.")
     queued_at = models.DateTimeField(auto_now_add=True)
@@ -516,7 +517,7 @@ class Evaluation(models.Model):
     collection = models.ForeignKey("corpus.Collection", on_delete=models.CASCADE, related_name="evaluations")
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
     metrics = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
+    error = PublicMessageField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -609,7 +610,7 @@ class RetrainPolicy(models.Model):
     decisions_seen = models.PositiveIntegerField(default=0, help_text="The dictionary's decision count when the last run was queued.")
     last_triggered_at = models.DateTimeField(null=True, blank=True)
     last_run = models.ForeignKey(TrainingRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    last_error = models.TextField(blank=True, help_text="Why the last trigger queued no run (empty: it did).")
+    last_error = PublicMessageField(blank=True, help_text="Why the last trigger queued no run (empty: it did).")
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -13,6 +13,8 @@ from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Left, Length
 
+from webapp.core.public import PublicMessageField
+
 
 class Dictionary(models.Model):
     slug = models.SlugField(max_length=64, unique=True, help_text="Short stable name, e.g. 'medic' or 'hpo'.")
@@ -208,8 +210,8 @@ class ReleaseCarryOver(models.Model):
     synonyms_present = models.PositiveIntegerField(default=0, help_text="Already names of the surviving concept.")
     synonyms_to_review = models.PositiveIntegerField(default=0, help_text="Their concept did not survive.")
     links_to_review = models.PositiveIntegerField(default=0, help_text="Curated links to a concept that did not survive.")
-    index_message = models.TextField(blank=True, help_text="The index build queued for the release, or why none was.")
-    error = models.TextField(blank=True)
+    index_message = PublicMessageField(blank=True, help_text="The index build queued for the release, or why none was.")
+    error = PublicMessageField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
