@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from webapp.core.decorators import admin_required, curator_required
 from webapp.core.roles import is_admin
+from webapp.projects import access
 from webapp.training.model_views import _build_card  # the models page's build card
 from webapp.vocab.hierarchy import root_paths
 from webapp.vocab.links import concept_url
@@ -180,7 +181,9 @@ def release_diff_view(request: HttpRequest, slug: str) -> HttpResponse:
         page = Paginator(getattr(diff, section), DIFF_ROWS_PER_PAGE).get_page(request.GET.get(param))
         others = {k: v for k, v in request.GET.items() if k.startswith("p_") and k != param}
         pages[section] = (page, urlencode({**pair_query, **others}), param)
-    links = review_links(new)
+    # Links of a project's documents are its members' (webapp.projects.access), here as everywhere.
+    links = (review_links(new).filter(mention__document__collection__in=access.visible_collections(request.user))
+             .filter(access.visible_documents_q(request.user, "mention__document__")))
     context = {
         "dictionary": dictionary,
         "versions": versions,
