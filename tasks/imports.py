@@ -75,6 +75,7 @@ def _run_leased(job_id: int) -> str:
 
 
 def _run(kind: str, path: str, params: dict[str, Any], user: Any, progress: Any) -> dict[str, Any]:
+    from webapp.core.public import public_data
     from webapp.corpus.formats.services import import_documents
     from webapp.vocab.importers import import_dictionary
 
@@ -87,7 +88,8 @@ def _run(kind: str, path: str, params: dict[str, Any], user: Any, progress: Any)
         report = import_documents(path, fmt, progress=progress, **params)
     else:
         raise ValueError(f"unknown import kind {kind!r}")
-    return _jsonable(dataclasses.asdict(report))
+    # The report's message and warnings quote the file, by the path the worker read: shown by its name.
+    return public_data(_jsonable(dataclasses.asdict(report)))
 
 
 def _jsonable(value: Any) -> Any:

@@ -333,8 +333,9 @@ def test_a_refused_upload_is_shown_by_its_own_name_and_line(alice_client, alice,
 def test_a_pasted_text_is_named_by_its_document_and_an_imported_dictionary_points_to_its_index(  # type: ignore[no-untyped-def]
     alice_client, alice, mini
 ) -> None:
-    assert alice_client.post(TEXT_URL, {"collection": "notes", "text": "Asthma."}).status_code == 302
-    page = alice_client.get("/imports/")
+    response = alice_client.post(TEXT_URL, {"collection": "notes", "text": "Asthma."})
+    assert response.status_code == 302
+    page = alice_client.get(response["Location"])
     assertContains(page, "The text is queued as import")
     assertContains(page, '<span class="mono">text-')
     assertContains(page, "pasted by alice")

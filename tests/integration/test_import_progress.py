@@ -120,6 +120,6 @@ def test_a_refused_file_fails_the_job_with_its_line(tmp_path) -> None:
     Path(job.path).write_text(PUBTATOR + "103\tx\t6\tAsthma\tDisease\tD001249\n", encoding="utf-8")
     assert run_import(job.pk) == ImportJob.State.FAILED
     job.refresh_from_db()
-    assert job.message.startswith(f"{job.path}:13: ")
+    assert job.message.startswith(f"{Path(job.path).name}:13: ")
     assert job.finished_at is not None
     assert not Document.objects.exists()

@@ -192,7 +192,7 @@ def test_import_job_of_a_file_with_nul_fails_naming_line_and_field(tmp_path: Pat
     job = ImportJob.objects.create(kind="documents", path=str(path), params={"collection_slug": "c", "format": "jsonl"})
     assert run_import(job.pk) == ImportJob.State.FAILED
     job.refresh_from_db()
-    assert job.message == f"{path}: line 2: field 'metadata' contains a NUL character"
+    assert job.message == f"{path.name}: line 2: field 'metadata' contains a NUL character"
     assert nothing_written()
 
 
@@ -295,7 +295,7 @@ def test_import_job_with_a_name_too_long_fails_with_the_reason(tmp_path: Path, k
     job = ImportJob.objects.create(kind=kind, path=long_path, params=params)
     assert run_import(job.pk) == ImportJob.State.FAILED
     job.refresh_from_db()
-    assert job.message == f"{long_path}: cannot open the file (File name too long)"
+    assert job.message == f"{Path(long_path).name}: cannot open the file (File name too long)"
     assert nothing_written() and not Dictionary.objects.exists()
 
 
@@ -305,7 +305,7 @@ def test_import_job_of_a_malformed_bioc_file_fails_naming_the_field(tmp_path: Pa
     job = ImportJob.objects.create(kind="documents", path=str(path), params={"collection_slug": "c", "format": "bioc-json"})
     assert run_import(job.pk) == ImportJob.State.FAILED
     job.refresh_from_db()
-    assert job.message == f"{path}: document 42 / passage 1: field 'offset' must be an integer (found None)"
+    assert job.message == f"{path.name}: document 42 / passage 1: field 'offset' must be an integer (found None)"
     assert nothing_written()
 
 

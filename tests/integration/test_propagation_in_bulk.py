@@ -42,14 +42,14 @@ def demo(db, tmp_path, settings):  # type: ignore[no-untyped-def]
     forget_all()
 
 
-def _one_at_a_time(twins: Any, action: str, chosen: Concept | None, user: Any, batch: Any) -> list[Decision]:
+def _one_at_a_time(twins: Any, action: str, chosen: Concept | None, user: Any, batch: Any, teach: bool = True) -> list[Decision]:
     """How propagation was written before it was bulk: each twin decided on its own."""
     out = []
     for twin in twins:
         twin_action = action
         if action in ("accept", "relink") and chosen is not None:
             twin_action = "accept" if decisions._top_concept_pk(twin, 0) == chosen.pk else "relink"
-        out.append(decisions._apply(twin, twin_action, chosen, 0, user, "propagated", batch, None))
+        out.append(decisions._apply(twin, twin_action, chosen, 0, user, "propagated", batch, None, teach))
     return out
 
 

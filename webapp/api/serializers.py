@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from webapp.core.models import ImportJob
+from webapp.core.public import public_message
+from webapp.core.uploads import upload_folder
 from webapp.corpus.formats import FORMATS
 from webapp.corpus.formats.records import MAX_METADATA_DEPTH, has_nul, too_deep
 from webapp.corpus.models import Collection, Document, Link, Mention
@@ -69,12 +72,28 @@ class CollectionSerializer(serializers.ModelSerializer):
 
 
 class ImportJobSerializer(serializers.ModelSerializer):
+    path = serializers.SerializerMethodField(help_text="The file: a server file by the path given, an upload by its name.")
+    message = serializers.SerializerMethodField(help_text="Why the import failed, naming the file, its line and field.")
+    warnings = serializers.SerializerMethodField(
+        help_text="What a succeeded import changed or left out of the file (a repeated document id renamed, ...)."
+    )
+
     class Meta:
         model = ImportJob
-        fields = ["id", "kind", "path", "params", "state", "progress", "progress_total", "message", "report", "created_at",
-                  "started_at", "finished_at"]
+        fields = ["id", "kind", "path", "params", "state", "progress", "progress_total", "message", "warnings", "report",
+                  "created_at", "started_at", "finished_at"]
         read_only_fields = ["state", "progress", "progress_total", "message", "report", "created_at", "started_at",
                             "finished_at"]
+
+    def get_path(self, job: ImportJob) -> str:
+        # An upload's folder on the artifact volume is the server's; the admin knows the file by its name.
+        return Path(job.path).name if upload_folder(job.path) is not None else job.path
+
+    def get_message(self, job: ImportJob) -> str:
+        return public_message(job.message)  # a row stored before the rule too
+
+    def get_warnings(self, job: ImportJob) -> list[str]:
+        return [public_message(w) for w in job.warnings]
 
 
 class ImportRequestSerializer(serializers.Serializer):

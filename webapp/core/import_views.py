@@ -3,10 +3,8 @@ redirects to the Imports page, where the new job is highlighted and its progress
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -14,8 +12,7 @@ from django.views.decorators.http import require_http_methods
 
 from webapp.core.decorators import admin_required
 from webapp.core.forms import DictionaryImportForm, DocumentsImportForm, ImportForm, TextImportForm
-from webapp.core.imports import PASTED_PREFIX, ImportRefused
-from webapp.core.models import ImportJob
+from webapp.core.imports import ImportRefused
 from webapp.core.queue import QueueUnavailable
 
 
@@ -34,7 +31,7 @@ def _import_page(request: HttpRequest, form: ImportForm, template: str) -> HttpR
                 form.add_error(None, str(exc))
                 status = 503
             else:
-                messages.info(request, _queued_message(job))
+                # No flash: the Imports page says what became of the highlighted job (queued, then its outcome).
                 return redirect(f"{reverse('import-jobs')}?job={job.pk}#import-job-{job.pk}")
     form.focus()
     return render(request, template, {"form": form}, status=status)
@@ -43,16 +40,6 @@ def _import_page(request: HttpRequest, form: ImportForm, template: str) -> HttpR
 def _submitted(request: HttpRequest) -> tuple[Any, Any]:
     """The form's data and files: bound on a POST, even an empty one (its errors are then shown)."""
     return (request.POST, request.FILES) if request.method == "POST" else (None, None)
-
-
-def _queued_message(job: ImportJob) -> str:
-    if job.kind == ImportJob.Kind.DICTIONARY:
-        what, into = Path(job.path).name, "dictionary"
-    elif job.params.get("format") == "jsonl" and Path(job.path).name.startswith(PASTED_PREFIX):
-        what, into = "The text", "collection"
-    else:
-        what, into = Path(job.path).name, "collection"
-    return f"{what} is queued as import #{job.pk} into {into} {job.target}; its progress shows below."
 
 
 @require_http_methods(["GET", "POST"])

@@ -30,6 +30,7 @@ from django.core.files.uploadedfile import UploadedFile
 from linker.data import ParseError, sniff_dictionary_format
 from webapp.core.jobs import queue_import
 from webapp.core.models import ImportJob
+from webapp.core.public import public_message
 from webapp.core.uploads import new_upload_folder, upload_folder
 from webapp.corpus.formats import FORMATS
 from webapp.training.models import IndexVersion
@@ -203,25 +204,65 @@ class JobRow:
     eta_s: float | None  # seconds left, where the total is known and the job has made progress
     highlighted: bool
     needs_index: bool = False  # a dictionary imported, and no active index of it yet: it serves no candidates
+    warnings: tuple[str, ...] = ()  # what a succeeded import changed or left out of the file
 
     @property
     def eta(self) -> str:
         return eta_label(self.eta_s)
+
+    @property
+    def shown_warnings(self) -> tuple[str, ...]:
+        return self.warnings[:WARNINGS_SHOWN]
+
+    @property
+    def more_warnings(self) -> int:
+        return max(len(self.warnings) - WARNINGS_SHOWN, 0)
+
+    @property
+    def notice(self) -> Notice:
+        """The line above the table for the job an admin has just queued: its state, then its outcome (the row
+        polls, so "queued" gives way to "succeeded" or "failed" without a reload)."""
+        job, what = self.job, self.what
+        if job.state == ImportJob.State.QUEUED:
+            into = "dictionary" if job.kind == ImportJob.Kind.DICTIONARY else "collection"
+            return Notice("info", f"{what} is queued as import #{job.pk} into {into} {job.target}; its progress shows below.")
+        if job.state == ImportJob.State.RUNNING:
+            return Notice("info", f"Import #{job.pk} ({what}) is running; its progress shows below.")
+        if job.state == ImportJob.State.FAILED:
+            return Notice("error", f"Import #{job.pk} failed: {self.message}")
+        count = len(self.warnings)
+        warned = f" ({count} warning{'s' if count != 1 else ''}, shown in its row)" if count else ""
+        summary = public_message(job.summary).rstrip(".") or "done"
+        return Notice("warning" if count else "success", f"Import #{job.pk} succeeded: {summary}{warned}.")
+
+    @property
+    def what(self) -> str:
+        return "The text" if self.source == "pasted" else self.file_name
+
+
+@dataclass(frozen=True)
+class Notice:
+    level: str  # "info", "success", "warning" or "error": the page's message styles
+    text: str
+
+
+WARNINGS_SHOWN = 20  # on the page; the API gives them all
 
 
 def job_rows(jobs: Iterable[ImportJob], now: datetime, highlight: int | None = None) -> list[JobRow]:
     rows = []
     indexed = set(IndexVersion.objects.filter(state=IndexVersion.State.ACTIVE).values_list("dictionary__slug", flat=True))
     for job in jobs:
-        file_name, source, message = job.path, "", job.message
+        file_name, source, message = job.path, "", public_message(job.message)  # a row stored before the rule too
         if upload_folder(job.path) is not None:
             file_name, source = Path(job.path).name, "uploaded"
-            message = message.replace(f"{Path(job.path).parent}/", "")
             if file_name.startswith(PASTED_PREFIX) and file_name.endswith(PASTED_SUFFIX):
                 file_name, source = file_name.removeprefix(PASTED_PREFIX).removesuffix(PASTED_SUFFIX), "pasted"
         needs_index = job.kind == ImportJob.Kind.DICTIONARY and job.state == ImportJob.State.SUCCEEDED and (
             job.target not in indexed)
-        rows.append(JobRow(job, file_name, source, message, seconds_left(job, now), job.pk == highlight, needs_index))
+        warnings = tuple(public_message(w) for w in job.warnings)
+        rows.append(JobRow(job, file_name, source, message, seconds_left(job, now), job.pk == highlight, needs_index,
+                           warnings))
     return rows
 
 

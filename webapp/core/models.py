@@ -58,6 +58,14 @@ class ImportJob(models.Model):
         return str(self.report.get("message", ""))
 
     @property
+    def warnings(self) -> list[str]:
+        """What a finished import changed or left out of its file (a repeated PMID stored as ``ID#2``, a repeated
+        annotation left out, ...), as the importer said it; not the summary again (an unchanged release says "nothing
+        imported" as both)."""
+        summary = self.summary
+        return [str(w) for w in self.report.get("warnings") or [] if str(w) != summary]
+
+    @property
     def percent(self) -> int | None:
         """Progress in percent where the total is known (an estimate, so capped at 100)."""
         if not self.progress_total:

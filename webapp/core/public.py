@@ -25,17 +25,22 @@ _SEGMENT = r"[^\s/'\"]+"
 _START = r"(?<![\w/.~-])"
 
 
-@lru_cache(maxsize=1)
-def _patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
-    """For each folder of the server, longest first: one pattern for a path under it (its folders are dropped,
-    the file's name kept) and one for the folder itself (its name kept)."""
+def _server_folders() -> tuple[str, ...]:
+    """The folders of the server (read each time: a test or a deployment may move the artifact volume)."""
     folders: set[str] = set()
     for folder in (settings.ARTIFACT_ROOT, settings.BASE_DIR, tempfile.gettempdir(), sys.prefix, Path.home()):
         for form in (Path(folder), Path(folder).resolve()):
             if len(form.parts) > 1:  # never "/" itself
                 folders.add(str(form).rstrip("/"))
+    return tuple(sorted(folders, key=len, reverse=True))  # longest first
+
+
+@lru_cache(maxsize=8)
+def _patterns(folders: tuple[str, ...]) -> tuple[tuple[re.Pattern[str], str], ...]:
+    """For each folder: one pattern for a path under it (its folders are dropped, the file's name kept) and one
+    for the folder itself (its name kept)."""
     patterns = []
-    for folder in sorted(folders, key=len, reverse=True):
+    for folder in folders:
         escaped = _START + re.escape(folder)
         patterns.append((re.compile(escaped + rf"(?:/{_SEGMENT})*/(?={_SEGMENT})"), ""))
         patterns.append((re.compile(escaped + r"(?![\w/.-])"), Path(folder).name))
@@ -45,7 +50,9 @@ def _patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
 def public_message(text: str) -> str:
     """``text`` with every path under a folder of the server (the artifact volume with its uploads, the project,
     the temporary folder, the Python environment, the home folder) reduced to the file's name."""
-    for pattern, replacement in _patterns():
+    if "/" not in text:
+        return text
+    for pattern, replacement in _patterns(_server_folders()):
         text = pattern.sub(replacement, text)
     return text
 

@@ -34,6 +34,9 @@ class DecisionForm(forms.Form):
     seen = SeenField()
     time_on_task_ms = forms.IntegerField(required=False, min_value=0, max_value=24 * 3600 * 1000)
     scope = forms.ChoiceField(choices=[(s, s) for s in Scope.CHOICES], required=False)
+    # The panel's "decide without teaching" box sends "false"; left out, the decision teaches (webapp.curation.teaching).
+    teach = forms.TypedChoiceField(choices=[(v, v) for v in ("true", "false", "1", "0")], coerce=lambda v: v in ("true", "1"),
+                                   required=False, empty_value=True)
 
 
 class SpanForm(forms.Form):

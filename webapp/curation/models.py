@@ -36,7 +36,8 @@ class Decision(models.Model):
     class Via(models.TextChoices):
         CANDIDATE = "candidate", "Candidate list"
         SEARCH = "search", "Concept search"
-        PARENT = "parent", "Parent or sibling of a candidate"
+        PARENT = "parent", "Parent of a candidate"
+        SIBLING = "sibling", "Sibling of a candidate"
         PROPAGATED = "propagated", "Applied to an identical mention"
         TEXT = "text", "Text selection"
         API = "api", "REST API"
@@ -65,6 +66,10 @@ class Decision(models.Model):
     previous_end = models.PositiveIntegerField(null=True, blank=True)
     created_links = ArrayField(models.BigIntegerField(), default=list, blank=True, help_text="Curator links this decision created.")
     synonym = models.ForeignKey(Name, null=True, blank=True, on_delete=models.SET_NULL, related_name="decisions", help_text="Curator synonym this decision created.")
+    teaches = models.BooleanField(
+        default=True,
+        help_text="Training evidence (webapp.curation.teaching): false for a link to a parent, or a decision the curator made without teaching.",
+    )
     result_updated_at = models.DateTimeField(null=True, blank=True, help_text="The mention's version after the decision: undo refuses if it changed since.")
     undone_at = models.DateTimeField(null=True, blank=True)
     undone_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")

@@ -17,6 +17,7 @@ from webapp.curation.models import Decision
 from webapp.curation.near_miss import NearMiss, kinship, near_miss, top_two_notice
 from webapp.curation.panel_types import CandidateTypes, MentionTypes, candidate_types, mention_types
 from webapp.curation.services.suggestions import PanelRanking
+from webapp.curation.teaching import lesson
 from webapp.projects.concept_filter import filter_for_collection
 from webapp.training.models import IndexVersion
 from webapp.vocab.models import Concept, DictionaryVersion, HierarchyEdge, KnownType
@@ -51,6 +52,8 @@ class CandidateRow:
     near_miss: NearMiss | None = None  # its place in the hierarchy relative to the top candidate of its part
     more_homonyms: int = 0  # how many more concepts own it
     path_cut: bool = False  # the path is deeper than the panel shows: its first node is not a root
+    teaches: str = ""  # what linking it teaches (webapp.curation.teaching), in the panel's words
+    parent_teaches: str = ""  # what linking its parent teaches
 
     @property
     def preferred_name(self) -> str:
@@ -81,6 +84,7 @@ class Panel:
     confidence: float | None = None
     nil_threshold: float = 0.0  # below it the linker says "no concept fits" (0: it never does)
     concept_filter: str = ""  # the project's concept filter in words (webapp.projects.concept_filter); "": none
+    teaching: str = ""  # what the decisions on this mention teach (accept, another link, a parent), in words
 
     @property
     def says_nil(self) -> bool:
@@ -176,15 +180,18 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
     gold_pks = {g.concept_id for g in gold if g.concept_id}
     top_by_part = {c[0]: c[4] for c in candidates if c[1] == 1}
     near_misses, notes = _near_misses(candidates, by_cid, ancestry)
+    workspace = mention.document.collection.is_workspace
+    whole_text_of_parts = not mention.part_texts and len(parts) > 1
     rows = []
     for number, (part, rank, cid, matched, score, dense, sparse, typed) in enumerate(candidates, start=1):
         concept = by_cid.get(cid)
         pk = concept.pk if concept is not None else None
         top = top_by_part.get(part) or 0.0
         ancestors, more = ancestry.paths.get(pk, ([], 0)) if pk else ([], 0)
+        part_text = parts[part] if part < len(parts) else mention.text
         rows.append(
             CandidateRow(
-                number=number, part=part, part_text=parts[part] if part < len(parts) else mention.text, rank=rank,
+                number=number, part=part, part_text=part_text, rank=rank,
                 concept_id=cid, concept=concept, matched=matched, score=score,
                 bar=max(2, min(100, round(100 * score / top))) if top > 0 else 0,
                 dense=dense, sparse=sparse, known_types=known.get(pk, []) if pk else [],
@@ -195,6 +202,10 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
                 types=typed, homonyms=[(h, by_cid.get(h)) for h in typed.homonyms[:HOMONYMS_SHOWN]],
                 more_homonyms=max(0, len(typed.homonyms) - HOMONYMS_SHOWN), near_miss=near_misses.get(number),
                 path_cut=pk in ancestry.cut if pk else False,
+                teaches=lesson(action=Decision.Action.RELINK, via=Decision.Via.CANDIDATE, text=part_text, concept=concept,
+                               workspace=workspace, whole_text_of_parts=whole_text_of_parts).describe(),
+                parent_teaches=lesson(action=Decision.Action.RELINK, via=Decision.Via.PARENT, text=part_text,
+                                      concept=ancestors[-1] if ancestors else None).describe(),
             )
         )
     latest = Decision.objects.filter(mention=mention).select_related("user", "concept").order_by("-created_at", "-id").first()
@@ -204,7 +215,24 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
         version is not None and HierarchyEdge.objects.filter(version=version).exists())
     confidence, nil_threshold = _confidence(ranking, links)
     return Panel(mention, parts, rows, model_version, live, version, current, gold, latest, note, stored, types, notes,
-                 has_hierarchy, confidence, nil_threshold, concept_filter.describe() if concept_filter is not None else "")
+                 has_hierarchy, confidence, nil_threshold, concept_filter.describe() if concept_filter is not None else "",
+                 _teaching(rows, workspace, whole_text_of_parts))
+
+
+def _teaching(rows: list[CandidateRow], workspace: bool, whole_text_of_parts: bool) -> str:
+    """What deciding this mention teaches, for the line above the candidates: accepting the top candidate, linking
+    another, linking a parent (webapp.curation.teaching decides; this only says it)."""
+    if workspace:
+        return "Decisions here teach nothing until adjudicated: an annotator's copy adds no name and no training pair."
+    if whole_text_of_parts:
+        return ("Linking teaches no name: the whole text of a composite mention names no single part "
+                "(the decision is still training evidence). A parent (↑, p) teaches nothing.")
+    parts = sorted({row.part for row in rows})
+    tops = [next(row for row in rows if row.part == part) for part in parts]
+    accept = "; ".join(f"“{row.part_text}” as a name of {row.preferred_name}" for row in tops if row.concept is not None)
+    said = f"Accept teaches {accept}. " if accept else ""
+    return (f"{said}Linking another candidate or a search result teaches the text as a name of that concept; "
+            "a parent (↑, p) teaches nothing.")
 
 
 def _confidence(ranking: PanelRanking | None, links: list[Link]) -> tuple[float | None, float]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from webapp.curation.models import Decision
+from webapp.curation.teaching import teaching_decisions
 from webapp.training.models import TrainingRun
 
 if TYPE_CHECKING:
@@ -34,8 +35,8 @@ def nil_decisions(run: TrainingRun) -> list[Decision]:
         return []
     return list(
         Decision.objects.filter(
-            action=Decision.Action.NIL, undone_at__isnull=True, created_at__lte=run.snapshot_at,
-            document__collection__dictionary=run.dictionary, document__collection__is_workspace=False,
+            teaching_decisions(), action=Decision.Action.NIL, undone_at__isnull=True, created_at__lte=run.snapshot_at,
+            document__collection__dictionary=run.dictionary,
         ).select_related("document", "mention").order_by("created_at", "id")
     )
 

@@ -21,6 +21,7 @@ from linker.recipe import TrainingInputs, prior_counts
 from linker.text import Preprocessor, TextConfig
 from webapp.corpus.models import Document, Link
 from webapp.curation.models import Decision, HardNegative
+from webapp.curation.teaching import teaching_decisions
 from webapp.training.errors import RunError
 from webapp.training.models import TrainingExample, TrainingRun
 from webapp.training.services import concept_records
@@ -68,10 +69,9 @@ def gold_documents(collection_ids: list[int]) -> list[PubTatorDocument]:
 def _curator_examples(run: TrainingRun, table: NameTable, pre: Preprocessor) -> list[TrainingExample]:
     out = []
     decisions = Decision.objects.filter(
-        action__in=[Decision.Action.ACCEPT, Decision.Action.RELINK], undone_at__isnull=True,
+        teaching_decisions(), action__in=[Decision.Action.ACCEPT, Decision.Action.RELINK], undone_at__isnull=True,
         created_at__lte=run.snapshot_at, concept__version__dictionary=run.dictionary,
-    ).exclude(via=Decision.Via.AUTO).exclude(document__collection__is_workspace=True).select_related(
-        "concept", "document").order_by("created_at", "id")
+    ).select_related("concept", "document").order_by("created_at", "id")
     abbreviations: dict[int, dict[str, str]] = {}
     for d in decisions:
         if d.document_id not in abbreviations:
@@ -83,9 +83,9 @@ def _curator_examples(run: TrainingRun, table: NameTable, pre: Preprocessor) -> 
             out.append(TrainingExample(run=run, text=text, mention_text=d.mention_text, concept_id=cid,
                                        source=TrainingExample.Source.CURATOR, decision=d))
     negatives = HardNegative.objects.filter(
-        decision__undone_at__isnull=True, decision__created_at__lte=run.snapshot_at,
+        teaching_decisions("decision__"), decision__undone_at__isnull=True, decision__created_at__lte=run.snapshot_at,
         concept__version__dictionary=run.dictionary,
-    ).exclude(decision__document__collection__is_workspace=True).select_related("concept").order_by("id")
+    ).select_related("concept").order_by("id")
     for n in negatives:
         cid = table.resolve_id(n.concept.concept_id)
         text = pre.normalize(n.mention_text)

@@ -25,6 +25,7 @@ from linker.recipe import TrainingInputs, prior_counts
 from linker.text import TextConfig
 from webapp.corpus.models import Document
 from webapp.curation.models import Decision, HardNegative
+from webapp.curation.teaching import teaching_decisions
 from webapp.training.dataset import gold_parts, plain_documents
 from webapp.training.models import IndexVersion, TrainingExample, TrainingRun
 from webapp.training.services import concept_records
@@ -45,7 +46,8 @@ def curated_parts(run: TrainingRun) -> tuple[dict[int, list[str]], set[int]]:
     latest: dict[int, dict[int, str]] = defaultdict(dict)
     unlinked: set[int] = set()
     decisions = Decision.objects.filter(
-        Q(undone_at__isnull=True, created_at__lte=run.snapshot_at, mention__isnull=False, document__collection__is_workspace=False), Q(action__in=_LINKING, concept__version__dictionary=run.dictionary) | Q(action__in=_UNLINKING),
+        Q(undone_at__isnull=True, created_at__lte=run.snapshot_at, mention__isnull=False), teaching_decisions(),
+        Q(action__in=_LINKING, concept__version__dictionary=run.dictionary) | Q(action__in=_UNLINKING),
     ).order_by("created_at", "id").values_list("mention_id", "part", "action", "concept__concept_id", "concept_ref")
     for mention_id, part, action, concept_id, ref in decisions.iterator(chunk_size=5000):
         if action in _UNLINKING:
@@ -61,8 +63,8 @@ def rejections(run: TrainingRun) -> Rejections:
     """(document pk, start, end) -> the concepts curators turned down for that mention."""
     out: dict[tuple[str, int, int], set[str]] = defaultdict(set)
     rows = HardNegative.objects.filter(
-        decision__undone_at__isnull=True, decision__created_at__lte=run.snapshot_at, decision__mention__isnull=False,
-        concept__version__dictionary=run.dictionary, decision__document__collection__is_workspace=False,
+        teaching_decisions("decision__"), decision__undone_at__isnull=True, decision__created_at__lte=run.snapshot_at,
+        decision__mention__isnull=False, concept__version__dictionary=run.dictionary,
     ).values_list("decision__document_id", "decision__mention__start", "decision__mention__end", "concept__concept_id")
     for doc_id, start, end, cid in rows.iterator(chunk_size=5000):
         out[(str(doc_id), start, end)].add(cid)

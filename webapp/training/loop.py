@@ -33,6 +33,7 @@ from django.utils import timezone
 from webapp.core.queue import QueueUnavailable, enqueue
 from webapp.corpus.models import Collection
 from webapp.curation.models import Decision
+from webapp.curation.teaching import teaching_decisions
 from webapp.training.errors import RunError
 from webapp.training.evaluation import start_evaluation
 from webapp.training.models import Evaluation, IndexVersion, PromotionGate, RetrainPolicy, TrainingRun
@@ -244,11 +245,13 @@ def promote_through_gate(index_id: int, user: Any = None) -> tuple[IndexVersion,
 
 
 def counted_decisions(dictionary_id: int) -> Any:
-    """The dictionary's curator decisions that count towards a retrain: link decisions, not undone, not automatic."""
+    """The dictionary's curator decisions that count towards a retrain: link decisions, not undone, that teach
+    (webapp.curation.teaching: not automatic, not a parent link, not an annotator's copy, not decided without
+    teaching)."""
     return Decision.objects.filter(
-        document__collection__dictionary_id=dictionary_id, action__in=COUNTED_ACTIONS, undone_at__isnull=True,
-        document__collection__is_workspace=False,  # an annotator's copy counts once adjudicated (webapp.projects)
-    ).exclude(via=Decision.Via.AUTO)
+        teaching_decisions(), document__collection__dictionary_id=dictionary_id, action__in=COUNTED_ACTIONS,
+        undone_at__isnull=True,
+    )
 
 
 def policy_run_unfinished(dictionary_id: int) -> TrainingRun | None:

@@ -41,6 +41,7 @@ from webapp.api.views.common import (
     import_report,
     save_upload,
 )
+from webapp.core.public import public_message
 from webapp.corpus.formats import DocumentRecord, FormatError, LinkRecord, MentionRecord
 from webapp.corpus.formats.services import (
     DuplicateDocument,
@@ -92,9 +93,9 @@ class CollectionViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOn
             try:
                 report = import_documents(path, v["format"], collection_slug=collection.slug, dictionary_slug=v.get("dictionary"))
             except (ParseError, FormatError, FileNotFoundError, ValueError) as exc:
-                raise ValidationError({"detail": str(exc).replace(f"{tmp}/", "")}) from exc
+                raise ValidationError({"detail": public_message(str(exc))}) from exc
         # Warnings name the file as the importer saw it: in the server's temporary folder, which is no one's business.
-        report.warnings = [w.replace(f"{tmp}/", "") for w in report.warnings]
+        report.warnings = [public_message(w) for w in report.warnings]
         code = status.HTTP_201_CREATED if report.created else status.HTTP_200_OK
         return Response(import_report(collection.slug, report), status=code)
 

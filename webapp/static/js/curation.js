@@ -102,6 +102,8 @@
   function advance() {
     const id = nextOpen();
     if (id) { select(id, { focus: true }); return; }
+    // A long document is shown a part at a time: its next part comes before the queue's next document.
+    if (root.dataset.nextPartUrl) { window.location.href = root.dataset.nextPartUrl; return; }
     if (root.dataset.queueMode === "1") { window.location.href = root.dataset.queueUrl; return; }
     toast("Every mention of this document has a decision. Shift+Q opens the next mention in the review queue.");
   }
@@ -280,6 +282,23 @@
     return true;
   }
 
+  // "Decide without teaching": the panel says what the next decision teaches; the box rides along with every
+  // decision (hx-include "#no-teach") and starts unticked on each mention's panel.
+  function showTeaching() {
+    const box = panel.querySelector("#no-teach");
+    if (!box) return;
+    panel.querySelector("#teach-on").hidden = box.checked;
+    panel.querySelector("#teach-off").hidden = !box.checked;
+  }
+  function toggleTeaching() {
+    const box = panel.querySelector("#no-teach");
+    if (!box) { toast("Open a mention first."); return; }
+    box.checked = !box.checked;
+    showTeaching();
+    toast(box.checked ? "The next decision on this mention teaches nothing." : "The next decision teaches as the panel says.");
+  }
+  panel.addEventListener("change", (evt) => { if (evt.target.id === "no-teach") showTeaching(); });
+
   function openHelp() { if (!help.open) help.showModal(); }
   document.getElementById("help-button").addEventListener("click", openHelp);
 
@@ -323,6 +342,7 @@
       case "n": clickIn('[data-action="nil"]'); break;
       case "x": clickIn('[data-action="reject"]'); break;
       case "p": if (!clickIn('[data-action="parent"]')) toast("The top candidate has no parent to link."); break;
+      case "t": toggleTeaching(); break;
       case "/": { const box = panel.querySelector("#concept-search"); if (box) { box.focus(); box.select(); } break; }
       case "u": htmx.ajax("POST", root.dataset.undoUrl, { source: panel, target: "#panel", swap: "innerHTML" }); break;
       case "m": addMention(); break;
