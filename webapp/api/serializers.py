@@ -316,6 +316,11 @@ class DecisionInputSerializer(serializers.Serializer):
         help_text="Also apply the decision to every identical open mention of the document or collection.",
     )
     time_on_task_ms = serializers.IntegerField(min_value=0, required=False, help_text="Time the curator spent, if known.")
+    teach = serializers.BooleanField(
+        default=True,
+        help_text="false: decide without teaching: the text becomes no name of the concept, and the decision is no "
+        "training pair and makes no hard negatives. A link to a parent never teaches.",
+    )
 
 
 class ConflictSerializer(serializers.Serializer):
