@@ -115,7 +115,7 @@ def test_jsonl_links_say_who_decided_them_when_and_how(trial: dict[str, Any]) ->
     assert (link["decided_by"], link["decided_via"]) == ("alice", "adjudication")
     [link] = mentions["Asthma"]["links"]
     assert (link["concept_id"], link["decided_by"], link["decided_at"], link["decided_via"]) == (
-        "D001249", "gold", gold.created_at.isoformat(), None,
+        "MESH:D001249", "gold", gold.created_at.isoformat(), None,  # the dictionary's form; the file wrote D001249
     )
     [link] = mentions["fever"]["links"]
     assert (link["origin"], link["decided_by"], link["decided_at"], link["decided_via"]) == (
@@ -159,7 +159,7 @@ def test_bioc_annotations_carry_the_provenance_as_infons(trial: dict[str, Any], 
     [document] = [d for d in collection.documents if d.id == "100"]
     infons = {a.text: a.infons for p in document.passages for a in p.annotations}
     assert dict(infons["cough"]) == {
-        "type": "Disease", "identifier": "MESH:D003371",
+        "type": "Disease", "identifier": "MESH:D003371", "origin": "curator",
         "decided_by": "alice", "decided_at": trial["adjudicated"].created_at.isoformat(), "decided_via": "adjudication",
         "adjudication": "adjudicated", "adjudicator": "alice", "chosen_annotator": "bob",
         "annotator_labels": '{"bob":"MESH:D003371","charlie":"NIL"}',
@@ -184,7 +184,7 @@ def test_an_export_with_provenance_imports_again_as_gold(tmp_path: Path, trial: 
     assert (report.documents, report.mentions) == (2, 5)
     links = Link.objects.filter(mention__document__collection__slug="again", mention__document__external_id="100")
     assert sorted(links.values_list("mention__text", "concept_ref", "origin")) == [
-        ("Asthma", "D001249", "gold"), ("cough", "MESH:D003371", "gold"), ("fever", "MESH:D005334", "gold"),
+        ("Asthma", "MESH:D001249", "gold"), ("cough", "MESH:D003371", "gold"), ("fever", "MESH:D005334", "gold"),
         ("hypertension", "MESH:D006973", "gold"),
     ]
     # The copy belongs to no project: its mentions say nothing of adjudication, and every link is gold.

@@ -23,7 +23,7 @@ from rest_framework.views import APIView
 from webapp.api.serializers import ImportReportSerializer
 from webapp.core import limits
 from webapp.corpus.formats import FORMATS
-from webapp.corpus.formats.services import export_documents
+from webapp.corpus.formats.services import ID_FORMS, LINK_CHOICES, check_export_options, export_documents
 from webapp.corpus.importers import ImportReport
 from webapp.corpus.models import Document
 
@@ -63,6 +63,15 @@ EXPORT_RENDERERS = [
 EXPORT_PARAMETERS = [
     OpenApiParameter("as", str, enum=list(FORMATS), default="pubtator", description="The file format."),
     OpenApiParameter("suggestions", bool, default=False, description="Also write the best model suggestion where no gold or curated link exists."),
+    OpenApiParameter(
+        "ids", str, enum=list(ID_FORMS), default=ID_FORMS[0],
+        description="The form of every concept id: dictionary (the concept's id in the collection's dictionary, e.g. "
+                    "MESH:D001943) or source (as the imported file wrote its ids, e.g. D001943).",
+    ),
+    OpenApiParameter(
+        "links", str, enum=list(LINK_CHOICES), default="decided",
+        description="Which links: " + "; ".join(f"{name}: {what}" for name, what in LINK_CHOICES.items()) + ".",
+    ),
 ]
 EXPORT_RESPONSES: dict[Any, Any] = {
     (200, "text/plain"): OpenApiTypes.STR,
@@ -80,7 +89,16 @@ def export_response(request: Request, documents: QuerySet[Document], stem: str) 
     if fmt not in FORMATS:
         raise ValidationError({"as": [f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}"]})
     suggestions = request.query_params.get("suggestions", "false").lower() in ("1", "true", "yes")
-    export = export_documents(documents, fmt, suggestions=suggestions, stem=stem)
+    ids = request.query_params.get("ids", ID_FORMS[0])
+    links = request.query_params.get("links", "decided")
+    for name, value, choices in (("ids", ids, ID_FORMS), ("links", links, tuple(LINK_CHOICES))):
+        if value not in choices:
+            raise ValidationError({name: [f"unknown value {value!r}; expected one of {', '.join(choices)}"]})
+    try:
+        check_export_options(fmt, ids, links)
+    except ValueError as exc:
+        raise ValidationError({"links": [str(exc)]}) from None
+    export = export_documents(documents, fmt, suggestions=suggestions, stem=stem, ids=ids, links=links)
     response = HttpResponse(export.content, content_type=export.content_type)
     response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
     return response

@@ -5,9 +5,10 @@ title passage at 0 and abstract passage at ``len(title) + 1`` give back ``title 
 Annotation locations are offsets in that document text (the passage's offset plus characters into the
 passage), counted in characters. Ids are read from the ``identifier`` infon (or ``Identifier``, ``MESH``,
 ``concept_id``, ``CUI``) and written to ``identifier``: composite parts joined by ``|``, ``-1`` for NIL.
-Export adds provenance infons to each annotation (``decided_by``, ``decided_at``, ``decided_via``; on a
+Export adds provenance infons to each annotation (``origin``, ``decided_by``, ``decided_at``, ``decided_via``; on a
 project's documents ``adjudication``, ``adjudicator``, ``chosen_annotator``, ``annotator_labels``: see
-:func:`provenance_infons`); import ignores them.
+:func:`provenance_infons`); import ignores them. An export of gold and curator links both writes a span whose
+part has both as one annotation per origin (:func:`by_origin`).
 """
 
 from __future__ import annotations
@@ -309,7 +310,7 @@ def to_collection(documents: Iterable[DocumentRecord]) -> bioc.BioCCollection:
         document.id = record.external_id
         passages = _passages(record)
         counter = 0
-        for m in record.mentions:
+        for m in (one for mention in record.mentions for one in by_origin(mention)):
             counter += 1
             annotation = bioc.BioCAnnotation()
             annotation.id = str(counter)
@@ -331,12 +332,25 @@ def to_collection(documents: Iterable[DocumentRecord]) -> bioc.BioCCollection:
     return collection
 
 
+def by_origin(m: MentionRecord) -> list[MentionRecord]:
+    """The mention as annotations: one, unless a part has several links (an export of gold and curator links both):
+    then one annotation of the span per origin (gold first), each saying its origin, as BioC gives each annotator's
+    annotation of a span its own element. An import keeps the first of a span's annotations (the gold one)."""
+    parts = [link.part for link in m.links]
+    if len(parts) == len(set(parts)):
+        return [m]
+    origins = sorted({link.origin for link in m.links}, key=lambda o: (o != "gold", o != "curator", o))
+    return [replace(m, links=tuple(link for link in m.links if link.origin == origin)) for origin in origins]
+
+
 def provenance_infons(m: MentionRecord) -> dict[str, str]:
-    """Who decided the annotation's links, when and how, and the span's adjudication, as infons (strings: a value
-    per composite part joined by ``|`` like ``identifier``, one value where every part has the same; the
-    annotators' labels as compact JSON). The reader ignores them: an imported file's links are gold."""
+    """Whose the annotation's links are (``origin``: gold, curator or model), who decided them, when and how, and the
+    span's adjudication, as infons (strings: a value per composite part joined by ``|`` like ``identifier``, one
+    value where every part has the same; the annotators' labels as compact JSON). The reader ignores them: an
+    imported file's links are gold."""
     infons: dict[str, str] = {}
     for key, values in (
+        ("origin", [link.origin for link in m.links]),
         ("decided_by", [link.decided_by for link in m.links]),
         ("decided_at", [link.decided_at.isoformat() if link.decided_at else "" for link in m.links]),
         ("decided_via", [link.decided_via for link in m.links]),

@@ -8,7 +8,8 @@
 "annotator_labels": {"bob": "MESH:D001249", "dave": "NIL"}}]}``
 
 Offsets count characters (Python string indices) of ``text``. On import a link's origin, score and status
-are informative only: links read from a file become gold links of the collection.
+are informative only: links read from a file become gold links of the collection. A part with links of two origins
+(an export of ``links=all``: its gold link, then the curator's) is imported with the first.
 
 Provenance, written on export and ignored on import: ``decided_by`` is the curator's username, ``gold``, or a
 suggestion's model version; ``decided_via`` how a curator decided (null for gold and suggestions). A mention of
@@ -82,7 +83,8 @@ def _document(path: str | Path, where: str, obj: Any) -> DocumentRecord:
         given = raw.get("text")
         if given is not None and given != text[start:end]:
             raise FormatError(path, m_where, f"span {start}-{end} reads {text[start:end]!r} in the text, the line says {given!r}")
-        links = []
+        links: list[LinkRecord] = []
+        origins: dict[int, str] = {}  # part -> the origin of its first link
         for l_index, link in enumerate(_field(path, m_where, raw, "links", list, [])):
             l_where = f"{m_where}: link {l_index + 1}"
             if not isinstance(link, dict):
@@ -91,7 +93,12 @@ def _document(path: str | Path, where: str, obj: Any) -> DocumentRecord:
             concept_id = str(_field(path, l_where, link, "concept_id", (str, type(None)), "") or "")
             if not nil and not concept_id:
                 raise FormatError(path, l_where, "a link needs a concept_id or nil: true")
-            links.append(LinkRecord(part=_field(path, l_where, link, "part", int, 0), concept_id=concept_id, nil=nil))
+            part = _field(path, l_where, link, "part", int, 0)
+            origin = str(link.get("origin") or "")
+            if part in origins and origin and origins[part] and origin != origins[part]:
+                continue  # an export of gold and curator links both (links=all): the part's first (gold) is kept
+            origins.setdefault(part, origin)
+            links.append(LinkRecord(part=part, concept_id=concept_id, nil=nil))
         raw_parts = _field(path, m_where, raw, "part_texts", list, [])
         if not all(isinstance(t, str) for t in raw_parts):
             raise FormatError(path, m_where, "field 'part_texts' must be a list of texts")
