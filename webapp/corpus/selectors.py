@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from webapp.corpus.highlight import Segment, Span, segment_text
 from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.corpus.windows import TextWindow
 from webapp.vocab.models import Concept
 
 # A mention "has a decision" once it has left the pending state. Suggested counts too: the model has made
@@ -90,14 +91,19 @@ def documents_with_counts(collection: Collection, visible: Q = EVERY_DOCUMENT) -
     )
 
 
-def mention_rows(document: Document) -> list[MentionRow]:
+def mention_rows(document: Document, window: TextWindow | None = None) -> list[MentionRow]:
+    """The mentions starting in ``window`` (all of them without one), numbered in the whole document."""
     gold_links = Link.objects.filter(origin=Link.Origin.GOLD).select_related("concept__version__dictionary").order_by("part")
     mentions = document.mentions.order_by("start", "end", "id").prefetch_related(
         Prefetch("links", queryset=gold_links, to_attr="gold_links")
     )
+    first = 1
+    if window is not None and not window.is_whole:
+        first += document.mentions.filter(start__lt=window.start).count()
+        mentions = mentions.filter(start__gte=window.start, start__lt=window.end)
     return [
         MentionRow(number, m, tuple(_gold_ref(link) for link in m.gold_links))  # type: ignore[attr-defined]
-        for number, m in enumerate(mentions, start=1)
+        for number, m in enumerate(mentions, start=first)
     ]
 
 
@@ -114,12 +120,22 @@ def status_counts(rows: list[MentionRow]) -> list[tuple[str, str, int]]:
     return [(value, label, counts[value]) for value, label in Mention.Status.choices]
 
 
-def text_blocks(document: Document, rows: list[MentionRow]) -> list[TextBlock]:
-    """The document's text as highlight segments, its title set apart when the text begins with it.
+def document_status_counts(document: Document) -> list[tuple[str, str, int]]:
+    """:func:`status_counts` of all of the document's mentions, counted by the database (a page shows a part)."""
+    counts = dict(document.mentions.order_by().values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    return [(value, label, counts.get(value, 0)) for value, label in Mention.Status.choices]
+
+
+def text_blocks(document: Document, rows: list[MentionRow], window: TextWindow | None = None) -> list[TextBlock]:
+    """The document's text (or the part ``window`` holds) as highlight segments, its title set apart when the text
+    begins with it.
 
     PubTator documents store "title abstract" as one text (offsets count over both); showing the title as
-    a heading reads better. Where a mention crosses the title's end the text stays one block.
+    a heading reads better. Where a mention crosses the title's end the text stays one block. Segments of a part
+    count their offsets in the whole text, as the curation screen's selections do.
     """
+    if window is not None and not window.is_whole:
+        return _window_blocks(document, rows, window)
     text, title = document.text, document.title
     spans = [Span(r.mention.start, r.mention.end, r) for r in rows]
     end = len(title)
@@ -133,6 +149,18 @@ def text_blocks(document: Document, rows: list[MentionRow]) -> list[TextBlock]:
         TextBlock("title", [s for s in segments if s.end <= end]),
         TextBlock("body", [s for s in segments if s.start >= body_start]),
     ]
+
+
+def _window_blocks(document: Document, rows: list[MentionRow], window: TextWindow) -> list[TextBlock]:
+    """A part of a long document: one block (the first part sets its title apart as a short document does)."""
+    if window.start == 0 and all(r.mention.end <= window.end for r in rows):
+        head = Document(pk=document.pk, title=document.title, text=document.text[: window.end])
+        return text_blocks(head, rows)
+    text = document.text[window.start : window.end]
+    # A mention starts in its part; one of a chain of overlapping mentions that crosses the part's end is cut there.
+    spans = [Span(r.mention.start - window.start, min(r.mention.end, window.end) - window.start, r) for r in rows]
+    segments = segment_text(text, spans)
+    return [TextBlock("body", [replace(seg, start=seg.start + window.start, end=seg.end + window.start) for seg in segments])]
 
 
 def neighbours(document: Document, visible: Q = EVERY_DOCUMENT) -> tuple[Document | None, Document | None]:

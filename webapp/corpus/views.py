@@ -12,12 +12,14 @@ from webapp.corpus.models import Collection, Document, Mention
 from webapp.corpus.selectors import (
     Progress,
     collection_summaries,
+    document_status_counts,
     documents_with_counts,
     mention_rows,
     neighbours,
     status_counts,
     text_blocks,
 )
+from webapp.corpus.windows import window_number
 from webapp.projects import access
 from webapp.training.models import IndexVersion
 
@@ -59,16 +61,20 @@ def _index_missing(collection: Collection) -> bool:
 def document_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     document = get_object_or_404(Document.objects.select_related("collection__dictionary"), collection__slug=slug, pk=pk)
     access.check_view_document(request.user, document)
-    rows = mention_rows(document)
+    window = window_number(document, request.GET.get("part"))  # a long document is shown a part at a time
+    rows = mention_rows(document, window)
     previous, following = neighbours(document, access.visible_documents_q(request.user))
+    counts = document_status_counts(document) if not window.is_whole else status_counts(rows)
     context = {
         "collection": document.collection,
         "document": document,
+        "window": window,
         "rows": rows,
-        "blocks": text_blocks(document, rows),
+        "mention_total": sum(count for _, _, count in counts),
+        "blocks": text_blocks(document, rows, window),
         # A title that is not part of the text (no offsets count over it) is shown above it, unhighlighted.
-        "plain_title": "" if document.text.startswith(document.title) else document.title,
-        "status_counts": status_counts(rows),
+        "plain_title": "" if document.text.startswith(document.title) or window.start > 0 else document.title,
+        "status_counts": counts,
         "statuses": Mention.Status.choices,
         "previous": previous,
         "next": following,

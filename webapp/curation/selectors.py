@@ -128,7 +128,7 @@ def curator_activity(collection: Collection, visible: Q = EVERY_DOCUMENT) -> lis
 def recent_decisions(collection: Collection, limit: int = 12, visible: Q = EVERY_DOCUMENT) -> QuerySet[Decision]:
     return (
         Decision.objects.filter(document__collection=collection).filter(_in(visible))
-        .select_related("user", "concept", "document")
+        .select_related("user", "concept")  # the dashboard links the document by its id: its text is not read
         .order_by("-created_at", "-id")[:limit]
     )
 
@@ -175,6 +175,7 @@ def review_queue(collection: Collection, type_conflicts: bool = False, visible: 
         )
         .annotate(impact=F("twins") * (Value(1.0) - Least(Greatest(F("margin"), Value(0.0)), Value(1.0))))
         .select_related("document")
+        .defer("document__text", "document__metadata")  # a queue row shows its document's id, never its text
         .order_by(Least(F("repeat"), Value(1)).asc(),  # every text's first mention, then the repeats
                   F("impact").desc(nulls_last=True), F("margin").asc(nulls_last=True), F("top1").asc(nulls_last=True),
                   "document_id", "start", "pk")

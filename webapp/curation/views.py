@@ -25,11 +25,13 @@ from webapp.core.roles import is_admin
 from webapp.corpus.models import Collection, Document, Mention
 from webapp.corpus.selectors import (
     Progress,
+    document_status_counts,
     mention_rows,
     neighbours,
     status_counts,
     text_blocks,
 )
+from webapp.corpus.windows import TextWindow, window_at, window_number
 from webapp.curation import selectors, services
 from webapp.curation.forms import DecisionForm, SpanForm
 from webapp.curation.models import Decision
@@ -133,18 +135,30 @@ def queue_next(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect(f"{url}?m={mention.pk}&queue=1{'&conflicts=1' if conflicts else ''}")
 
 
-def _document_context(document: Document) -> dict[str, Any]:
-    rows = mention_rows(document)
+def _document_context(document: Document, window: TextWindow | None = None) -> dict[str, Any]:
+    """The text (of a long document: the part ``window``, else its first) with its mentions, and the counts."""
+    window = window or window_number(document, 1)
+    rows = mention_rows(document, window)
+    counts = document_status_counts(document) if not window.is_whole else status_counts(rows)
     return {
         "collection": document.collection,
         "document": document,
         "detecting": document.detection_state in DETECTING,
+        "window": window,
         "rows": rows,
-        "blocks": text_blocks(document, rows),
-        "plain_title": "" if document.text.startswith(document.title) else document.title,
-        "status_counts": status_counts(rows),
+        "mention_total": sum(count for _, _, count in counts),
+        "blocks": text_blocks(document, rows, window),
+        "plain_title": "" if document.text.startswith(document.title) or window.start > 0 else document.title,
+        "status_counts": counts,
         "open_count": sum(1 for r in rows if r.mention.status in services.OPEN_STATUSES),
     }
+
+
+def _window_of(document: Document, request: HttpRequest) -> TextWindow:
+    """The part a page shows: the one holding the mention it opens on (?m=), else the part asked for (?part=)."""
+    selected = request.GET.get("m", "")
+    start = document.mentions.filter(pk=int(selected)).values_list("start", flat=True).first() if selected.isdigit() else None
+    return window_at(document, start) if start is not None else window_number(document, request.GET.get("part"))
 
 
 @require_GET
@@ -153,7 +167,7 @@ def document(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     doc = get_object_or_404(Document.objects.select_related("collection__dictionary"), collection__slug=slug, pk=pk)
     access.check_view_document(request.user, doc)
     previous, following = neighbours(doc, access.visible_documents_q(request.user))
-    context = _document_context(doc)
+    context = _document_context(doc, _window_of(doc, request))
     types = sorted({r.mention.mention_type for r in context["rows"] if r.mention.mention_type})
     context.update(
         {
@@ -194,7 +208,7 @@ def detection(request: HttpRequest, pk: int) -> HttpResponse:
     context["oob"] = True
     body += render_to_string("curation/document.html#document-text", context, request)
     body += render_to_string("curation/document.html#status-counts", context, request)
-    count = len(context["rows"])
+    count = context["mention_total"]
     message = (f"{count} mention{'s' if count != 1 else ''} detected." if doc.detection_state == Document.DetectionState.DONE
                else "Mention detection failed: see above the text.")
     response = HttpResponseStopPolling(body)
@@ -236,8 +250,8 @@ def _panel_response(
     services.prefetch_rest_of_document(mention, ranking)  # only now: the background thread must not slow this answer
     # Storing suggestions may turn a pending mention into a suggested one: the keyboard script recolours
     # that mention from the panel's data-status, so a panel view never re-renders the document.
-    if refresh_document:
-        doc_context = {**_document_context(mention.document), "oob": True}
+    if refresh_document:  # the part of the text the mention is in: the one the page shows
+        doc_context = {**_document_context(mention.document, window_at(mention.document, mention.start)), "oob": True}
         body += render_to_string("curation/document.html#document-text", doc_context, request)
         body += render_to_string("curation/document.html#status-counts", doc_context, request)
     response = HttpResponse(body, status=status)
@@ -362,7 +376,7 @@ def search(request: HttpRequest, pk: int) -> HttpResponse:
     mention = _mention(request, pk)
     query = request.GET.get("q", "").strip()
     version = selectors.search_version(mention.document.collection)
-    within = selectors.search_within(mention.document.collection)  # a project's concept filter
+    within = selectors.search_within(mention.document)  # the concept filter of the projects covering it
     hits = search_concepts(version, query, within=within) if version is not None and query else []
     context = {
         "mention": mention,
