@@ -122,3 +122,17 @@ def test_the_project_form_says_what_it_will_hide_before_saving(demo_collection, 
     created = client.post("/projects/new/", {"title": "Pair", "slug": "pair", "collection": "demo", "documents": "demo-1 demo-2",
                                              "annotators_per_document": 2}, follow=True)
     assert "2 of the 6 documents of" in created.content.decode() and "the other 4 stay open to every curator" in created.content.decode()
+
+
+def test_a_projects_concept_filter_narrows_only_the_documents_it_covers(demo_collection, alice) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    from webapp.curation.selectors import search_within
+    from webapp.projects.concept_filter import filter_for_document
+
+    create_project(by=alice, slug="onco", title="Oncology pair", collection=demo_collection, document_ids=COVERED,
+                   concept_roots=["MESH:D009369"])
+    covered = Document.objects.select_related("collection").get(collection=demo_collection, external_id="demo-2")
+    other = Document.objects.select_related("collection").get(collection=demo_collection, external_id="demo-3")
+    narrowed = filter_for_document(covered)
+    assert narrowed is not None and "MESH:D009369" in narrowed.concept_ids
+    assert filter_for_document(other) is None and search_within(other) is None
+    assert search_within(covered) == narrowed.concept_ids

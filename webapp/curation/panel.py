@@ -11,14 +11,14 @@ import math
 from dataclasses import dataclass, field
 
 from linker.calibration import mention_confidence
-from webapp.corpus.models import Collection, Link, Mention
+from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.lineage import Lineage, candidate_lineage
 from webapp.curation.models import Decision
 from webapp.curation.near_miss import NearMiss, kinship, near_miss, top_two_notice
 from webapp.curation.panel_types import CandidateTypes, MentionTypes, candidate_types, mention_types
 from webapp.curation.services.suggestions import PanelRanking
 from webapp.curation.teaching import lesson
-from webapp.projects.concept_filter import filter_for_collection
+from webapp.projects.concept_filter import filter_for_collection, filter_for_document
 from webapp.training.models import IndexVersion
 from webapp.vocab.models import Concept, DictionaryVersion, HierarchyEdge, KnownType
 
@@ -111,9 +111,10 @@ def search_version(collection: Collection) -> DictionaryVersion | None:
     return active.dictionary_version if active is not None else dictionary.latest_version()
 
 
-def search_within(collection: Collection) -> frozenset[str] | None:
-    """The concept ids concept search keeps for the collection's mentions: its project's concept filter, else None (all)."""
-    concept_filter = filter_for_collection(collection)
+def search_within(where: Collection | Document) -> frozenset[str] | None:
+    """The concept ids concept search keeps for the mentions of a document (or of a collection): the concept filter
+    of the projects covering it, else None (all)."""
+    concept_filter = filter_for_document(where) if isinstance(where, Document) else filter_for_collection(where)
     return concept_filter.concept_ids if concept_filter is not None else None
 
 
@@ -140,7 +141,7 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
     version: DictionaryVersion | None
     types: MentionTypes | None = None
     # The live ranking is filtered already; stored suggestions may predate the project's filter.
-    concept_filter = ranking.concept_filter if ranking is not None else filter_for_collection(mention.document.collection)
+    concept_filter = ranking.concept_filter if ranking is not None else filter_for_document(mention.document)
     if concept_filter is not None:
         links = [link for link in links if link.origin != Link.Origin.MODEL or concept_filter.allows_id(link.concept_ref)]
     if ranking is not None:

@@ -26,7 +26,8 @@ from typing import Any
 
 from django.db import connection
 
-from webapp.corpus.models import Collection
+from webapp.corpus.models import Collection, Document
+from webapp.projects.access import projects_covering
 from webapp.projects.models import Project
 from webapp.vocab.models import Concept, Dictionary, HierarchyEdge, KnownType
 
@@ -112,13 +113,27 @@ def filter_for_collection(collection: Collection) -> ConceptFilter | None:
 
     A workspace (an annotator's copies) has its project's filter; a project's own collection (the adjudicated
     documents) has the filter of the project that uses it, or, used by several, their filter when they all
-    have the same one, else none (no project's filter may narrow another's decisions).
+    have the same one, else none (no project's filter may narrow another's decisions). A project over some
+    documents of the collection narrows only those: :func:`filter_for_document`.
     """
     related = Project.objects.select_related("collection__dictionary").prefetch_related("concept_types")
     if collection.is_workspace:
         project = related.filter(workspaces__collection=collection).first()
         return filter_for_project(project) if project is not None else None
-    projects = list(related.filter(collection=collection))
+    return _common_filter(list(related.filter(collection=collection)))
+
+
+def filter_for_document(document: Document) -> ConceptFilter | None:
+    """The filter that applies to the mentions of this document: that of the projects covering it (a project
+    restricts what it covers: one over some documents of a collection leaves the others unfiltered)."""
+    if document.collection.is_workspace:
+        return filter_for_collection(document.collection)
+    covering = [p.pk for p in projects_covering(document)]
+    related = Project.objects.select_related("collection__dictionary").prefetch_related("concept_types")
+    return _common_filter(list(related.filter(pk__in=covering).order_by("slug")))
+
+
+def _common_filter(projects: list[Project]) -> ConceptFilter | None:
     if not projects:
         return None
     filters = {(frozenset(t.pk for t in p.concept_types.all()), frozenset(p.concept_roots)) for p in projects}

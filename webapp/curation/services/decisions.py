@@ -44,7 +44,7 @@ from webapp.corpus.models import Link, Mention
 from webapp.curation.models import DECIDED_STATUSES, OPEN_STATUSES, Decision, HardNegative
 from webapp.curation.teaching import Lesson, lesson
 from webapp.projects.access import decidable_documents_q
-from webapp.projects.concept_filter import filter_for_collection
+from webapp.projects.concept_filter import filter_for_document
 from webapp.training.loop import after_decision
 from webapp.training.registry import add_curator_synonym, add_curator_synonyms
 from webapp.vocab.models import Concept, DictionaryVersion, Name
@@ -444,7 +444,7 @@ def _check_dictionary(mention: Mention, concept: Concept) -> None:
 def _check_concept_filter(mention: Mention, concept: Concept) -> None:
     """A project that links only to some concepts (webapp.projects.concept_filter) refuses the others, whether
     chosen from the candidates, found by search, or an outdated suggestion accepted as it stood."""
-    concept_filter = filter_for_collection(mention.document.collection)
+    concept_filter = filter_for_document(mention.document)
     if concept_filter is not None and not concept_filter.allows_id(concept.concept_id):
         raise CurationError(concept_filter.refusal(concept.concept_id, concept.preferred_name))
 
@@ -493,7 +493,7 @@ def _lock_with_identical_mentions(mention_id: int, scope: str, user: Any) -> tup
     primary-key order; and how many identical mentions were left alone because they are decided already. The scope
     ends where the user's right to decide does: a project's documents are not changed by a decision outside it."""
     try:
-        first = Mention.objects.select_related("document").get(pk=mention_id)
+        first = Mention.objects.select_related("document").defer("document__text", "document__metadata").get(pk=mention_id)
     except Mention.DoesNotExist:
         raise Conflict(None, "This mention no longer exists (its addition was undone). Reload the document.") from None
     same = Mention.objects.filter(text__iexact=first.text)
@@ -507,6 +507,7 @@ def _lock_with_identical_mentions(mention_id: int, scope: str, user: Any) -> tup
         same.filter(Q(pk=mention_id) | Q(status__in=OPEN_STATUSES))
         .select_for_update(of=("self",))
         .select_related("document__collection__dictionary")
+        .defer("document__text", "document__metadata")  # one copy of the text per twin: 20,000 twins of a long document
         .order_by("pk")
     )
     mention = next((m for m in locked if m.pk == mention_id), None)

@@ -30,7 +30,7 @@ from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.models import OPEN_STATUSES, Decision
 from webapp.curation.services.decisions import CurationError
 from webapp.curation.services.rankings import link_mention, link_now, prefetch_document
-from webapp.projects.concept_filter import ConceptFilter, filter_for_collection
+from webapp.projects.concept_filter import ConceptFilter, filter_for_document
 from webapp.training.registry import ActiveLinker, get_active_linker
 from webapp.vocab.models import Concept, DictionaryVersion
 
@@ -105,7 +105,7 @@ def panel_ranking(mention: Mention, k: int = SUGGESTIONS_K) -> PanelRanking | No
     active = get_active_linker(dictionary.slug) if dictionary is not None else None
     if active is None:
         return None
-    concept_filter = filter_for_collection(mention.document.collection)
+    concept_filter = filter_for_document(mention.document)
     # Cached while the index is unchanged, and the document's other open mentions prefetched (services.rankings).
     asked = k if concept_filter is None else k * FILTER_WIDENING
     linking, linked_now = link_mention(active, mention, mention.document.text, asked)
@@ -280,14 +280,13 @@ def suggest_links(mentions: QuerySet[Mention], dictionary_slug: str, k: int = SU
     document_ids = sorted(set(mentions.filter(status__in=OPEN_STATUSES).values_list("document_id", flat=True)))
     updated = analysed = 0
     auto = thresholds(document_ids) if active.linker.calibration is not None else {}
-    filters: dict[int, ConceptFilter | None] = {}  # per collection: a workspace's project's concept filter
     for offset in range(0, len(document_ids), batch_documents):
         if updated - analysed >= ANALYZE_AFTER_MENTIONS:
             analyse_links()
             analysed = updated
         batch = document_ids[offset : offset + batch_documents]
         with transaction.atomic():
-            for document in Document.objects.filter(pk__in=batch).order_by("pk"):
+            for document in Document.objects.filter(pk__in=batch).select_related("collection").order_by("pk"):
                 # OF self: ``mentions`` may join the documents (by collection), whose rows must stay unlocked: a
                 # decision's log row, an added mention, an import's document all reference them.
                 rows = list(
@@ -295,9 +294,7 @@ def suggest_links(mentions: QuerySet[Mention], dictionary_slug: str, k: int = SU
                 )
                 if not rows:
                     continue
-                if document.collection_id not in filters:
-                    filters[document.collection_id] = filter_for_collection(document.collection)
-                concept_filter = filters[document.collection_id]
+                concept_filter = filter_for_document(document)  # a project over some documents narrows only those
                 if concept_filter is None:
                     queries, linked = link_in_document(active, rows, document.text, k)
                 else:
