@@ -237,12 +237,6 @@ def check_view(user: Any, collection: Collection) -> None:
         raise PermissionDenied(refusal)
 
 
-def check_decide(user: Any, collection: Collection) -> None:
-    refusal = decide_refusal(user, collection)
-    if refusal:
-        raise PermissionDenied(refusal)
-
-
 def check_view_document(user: Any, document: Document) -> None:
     refusal = document_view_refusal(user, document)
     if refusal:
