@@ -263,3 +263,83 @@ def test_the_export_api_takes_the_id_form_and_the_choice_of_links(small: Collect
         refused = api.get(url, params)
         assert refused.status_code == 400, params
         assert says in refused.json()[field][0]
+
+
+@pytest.mark.shared_data
+def test_ncbi_dev_8751855_exports_one_id_form_and_keeps_its_gold_after_a_decision(
+    shared_data: Path, tmp_path: Path, bob
+) -> None:  # type: ignore[no-untyped-def]
+    """The document of the report: NCBI writes D061325 and D001943|D010051 bare; CTD's MEDIC writes MESH:."""
+    source = shared_data / "ncbi-disease" / "NCBIdevelopset_corpus.txt"
+    if not source.is_file():
+        pytest.skip(f"{source} is absent")
+    block = [line for line in source.read_text(encoding="utf-8").splitlines() if line.startswith("8751855")]
+    path = tmp_path / "8751855.txt"
+    path.write_text("\n".join(block) + "\n\n", encoding="utf-8")
+    dictionary = Dictionary.objects.create(slug="medic-mini", title="MEDIC (four concepts)")
+    version = DictionaryVersion.objects.create(
+        dictionary=dictionary, release="1", source_format="medic", checksum="n" * 64
+    )
+    for cid, name in [
+        ("MESH:D061325", "Hereditary Breast and Ovarian Cancer Syndrome"),
+        ("MESH:D001943", "Breast Neoplasms"),
+        ("MESH:D010051", "Ovarian Neoplasms"),
+        ("MESH:D009386", "Neoplastic Syndromes, Hereditary"),
+    ]:
+        Concept.objects.create(version=version, concept_id=cid, preferred_name=name)
+    import_documents(path, "pubtator", collection_slug="ncbi-dev", dictionary_slug="medic-mini")
+    breast = Mention.objects.get(start=107, end=120)
+    services.decide(
+        user=bob,
+        mention_id=breast.pk,
+        action="accept",
+        seen_updated_at=breast.updated_at,
+        concept=Concept.objects.get(concept_id="MESH:D001943"),
+    )
+
+    exported = _export_ncbi("pubtator", tmp_path)
+    assert len(exported) == len(block) - 2
+    assert exported["107"] == "MESH:D001943" and exported["786"] == "MESH:D001943|MESH:D010051"
+    assert all(piece.startswith("MESH:") for ids in exported.values() for piece in ids.split("|"))
+    as_written = {line.split("\t")[1]: line.split("\t")[5] for line in block[2:]}
+    assert _export_ncbi("pubtator", tmp_path, ids="source", links="gold") == as_written
+    assert _export_ncbi("pubtator", tmp_path, ids="source") == as_written  # bob's decision respelled bare
+    lines = export_documents(
+        Document.objects.filter(collection__slug="ncbi-dev"), "jsonl", links="all"
+    ).content
+    [document] = [json.loads(line) for line in lines.decode().splitlines()]
+    [decided] = [m for m in document["mentions"] if m["start"] == 107]
+    assert [(link["origin"], link["concept_id"]) for link in decided["links"]] == [
+        ("gold", "MESH:D001943"),
+        ("curator", "MESH:D001943"),
+    ]
+
+
+def _export_ncbi(fmt: str, tmp_path: Path, **options: Any) -> dict[str, str]:
+    """Start offset -> ids of the NCBI document's export."""
+    content = export_documents(Document.objects.filter(collection__slug="ncbi-dev"), fmt, **options).content
+    path = tmp_path / "ncbi-export.txt"
+    path.write_bytes(content)
+    return {str(m.start): m.ids_raw for d in iter_pubtator(path) for m in d.mentions}
+
+
+def test_the_collection_page_offers_the_export_with_its_choices(small: Collection, bob_client) -> None:  # type: ignore[no-untyped-def]
+    page = bob_client.get("/collections/small/").content.decode()
+    assert 'action="/api/collections/small/export/"' in page
+    for value in (
+        'name="as"',
+        'value="bioc-xml"',
+        'name="links"',
+        'value="gold"',
+        'value="all"',
+        'name="ids"',
+        'value="source"',
+        'name="suggestions"',
+    ):
+        assert value in page, value
+    # What the form sends, with the curator's session: the gold standard as the file wrote it.
+    response = bob_client.get(
+        "/api/collections/small/export/", {"as": "pubtator", "links": "gold", "ids": "source"}
+    )
+    assert response.status_code == 200
+    assert "\tOMIM:114480" in response.content.decode() and "MESH:" not in response.content.decode()

@@ -8,6 +8,8 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from webapp.core.decorators import curator_required
+from webapp.corpus.formats import FORMATS
+from webapp.corpus.formats.services import ID_FORMS, LINK_CHOICES
 from webapp.corpus.models import Collection, Document, Mention
 from webapp.corpus.selectors import (
     Progress,
@@ -24,6 +26,12 @@ from webapp.projects import access
 from webapp.training.models import IndexVersion
 
 DOCUMENTS_PER_PAGE = 50
+# The export form's choices: the API's export (GET /api/collections/<slug>/export/) takes the same names.
+EXPORT_CHOICES = {
+    "export_formats": [(f.name, f.label) for f in FORMATS.values()],
+    "export_links": list(LINK_CHOICES.items()),
+    "export_ids": list(ID_FORMS.items()),
+}
 
 
 @require_GET
@@ -46,7 +54,7 @@ def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
     if request.htmx and not request.htmx.history_restore_request and request.htmx.target == "document-list":
         template += "#document-list"
     context = {"collection": collection, "page": page, "rows": rows, "index_missing": _index_missing(collection),
-               "hidden_documents": access.hidden_documents_note(request.user, collection)}
+               "hidden_documents": access.hidden_documents_note(request.user, collection), **EXPORT_CHOICES}
     return render(request, template, context)
 
 

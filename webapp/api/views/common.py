@@ -64,9 +64,8 @@ EXPORT_PARAMETERS = [
     OpenApiParameter("as", str, enum=list(FORMATS), default="pubtator", description="The file format."),
     OpenApiParameter("suggestions", bool, default=False, description="Also write the best model suggestion where no gold or curated link exists."),
     OpenApiParameter(
-        "ids", str, enum=list(ID_FORMS), default=ID_FORMS[0],
-        description="The form of every concept id: dictionary (the concept's id in the collection's dictionary, e.g. "
-                    "MESH:D001943) or source (as the imported file wrote its ids, e.g. D001943).",
+        "ids", str, enum=list(ID_FORMS), default="dictionary",
+        description="The form of every concept id: " + "; ".join(f"{name}: {what}" for name, what in ID_FORMS.items()) + ".",
     ),
     OpenApiParameter(
         "links", str, enum=list(LINK_CHOICES), default="decided",
@@ -89,9 +88,9 @@ def export_response(request: Request, documents: QuerySet[Document], stem: str) 
     if fmt not in FORMATS:
         raise ValidationError({"as": [f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}"]})
     suggestions = request.query_params.get("suggestions", "false").lower() in ("1", "true", "yes")
-    ids = request.query_params.get("ids", ID_FORMS[0])
+    ids = request.query_params.get("ids", "dictionary")
     links = request.query_params.get("links", "decided")
-    for name, value, choices in (("ids", ids, ID_FORMS), ("links", links, tuple(LINK_CHOICES))):
+    for name, value, choices in (("ids", ids, tuple(ID_FORMS)), ("links", links, tuple(LINK_CHOICES))):
         if value not in choices:
             raise ValidationError({name: [f"unknown value {value!r}; expected one of {', '.join(choices)}"]})
     try:

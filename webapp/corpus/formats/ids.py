@@ -26,7 +26,11 @@ from webapp.vocab.models import Concept, DictionaryVersion
 
 __all__ = ["ID_FORMS", "IdSpeller", "check_id_form", "prefix_of", "respell"]
 
-ID_FORMS = ("dictionary", "source")
+# The forms an export can write its ids in, the first the default, each said as the export page offers it.
+ID_FORMS = {
+    "dictionary": "as the collection's dictionary writes them (e.g. MESH:D001943)",
+    "source": "as the imported file wrote them (e.g. D001943)",
+}
 
 
 def check_id_form(form: str) -> str:

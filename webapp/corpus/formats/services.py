@@ -93,7 +93,7 @@ def export_documents(
     *,
     suggestions: bool = False,
     stem: str = "export",
-    ids: str = ID_FORMS[0],
+    ids: str = "dictionary",
     links: str = "decided",
 ) -> ExportFile:
     """The documents in format ``fmt`` (see :data:`webapp.corpus.formats.FORMATS`) as one file; ``ids`` and
@@ -106,7 +106,7 @@ def export_documents(
 
 
 def document_records(
-    documents: QuerySet[Document], *, suggestions: bool = False, ids: str = ID_FORMS[0], links: str = "decided"
+    documents: QuerySet[Document], *, suggestions: bool = False, ids: str = "dictionary", links: str = "decided"
 ) -> Iterator[DocumentRecord]:
     """Records of the documents, with who decided each link and, on a project's documents, each span's
     adjudication (:mod:`webapp.corpus.formats.provenance`), read a batch of documents at a time. ``links``: which
