@@ -28,6 +28,7 @@ from typing import Any
 from django.core.files.uploadedfile import UploadedFile
 
 from linker.data import ParseError, sniff_dictionary_format
+from webapp.celery import INTERACTIVE_QUEUE
 from webapp.core.jobs import queue_import
 from webapp.core.models import ImportJob
 from webapp.core.public import public_message
@@ -119,14 +120,15 @@ def queue_documents_upload(upload: UploadedFile, *, fmt: str, collection_slug: s
 def queue_text(text: str, *, collection_slug: str, document_title: str = "", collection_title: str = "",
                dictionary_slug: str | None = None, user: Any = None) -> ImportJob:
     """Queue one plain-text document (no mentions) into ``collection_slug`` (created if new). Its id is taken from
-    the text (``text-`` and the start of its SHA-256), so the same text added twice is one document."""
+    the text (``text-`` and the start of its SHA-256), so the same text added twice is one document. Someone waits on
+    it, so it goes to the interactive queue, not behind a long import."""
     document_id = text_document_id(text)
     record = {"id": document_id, "title": document_title, "text": text, "mentions": []}
     line = json.dumps(record, ensure_ascii=False) + "\n"
     with stored_upload([line.encode("utf-8")], f"{PASTED_PREFIX}{document_id}{PASTED_SUFFIX}") as path:
         params = {"collection_slug": collection_slug, "title": collection_title or None,
                   "dictionary_slug": dictionary_slug, "format": "jsonl"}
-        return queue_import(ImportJob.Kind.DOCUMENTS, path, params, user=user)
+        return queue_import(ImportJob.Kind.DOCUMENTS, path, params, user=user, queue=INTERACTIVE_QUEUE)
 
 
 def text_document_id(text: str) -> str:
