@@ -343,3 +343,9 @@ def test_the_collection_page_offers_the_export_with_its_choices(small: Collectio
     )
     assert response.status_code == 200
     assert "\tOMIM:114480" in response.content.decode() and "MESH:" not in response.content.decode()
+
+
+def test_the_text_format_takes_the_options_and_writes_the_texts_alone(small: Collection) -> None:
+    with zipfile.ZipFile(io.BytesIO(_export("text", links="all", ids="source"))) as archive:
+        assert archive.namelist() == ["100.txt"]
+        assert archive.read("100.txt").decode() == TEXT
