@@ -1,4 +1,8 @@
-"""The Celery app: queues ``default`` (imports, linking, housekeeping) and ``gpu`` (training, index builds).
+"""The Celery app: queues ``interactive`` (work someone is waiting on: evaluations, a pasted text's import and its
+mention detection, the learning loop's checks, housekeeping), ``default`` (imports, linking a collection, release
+carry-over) and ``gpu`` (training, index builds). Short work has its own queue and its own worker (the launcher's
+``interactive`` worker, compose's ``worker-interactive``), so that it never waits behind an hour of training or an
+index build.
 
 Tasks live in the top-level ``tasks`` package, take ids, and call service functions. The beat schedule
 (run by exactly one process: the launcher's worker with ``-B``, the ``beat`` service in docker/compose.yml)
@@ -24,38 +28,44 @@ NIGHTLY_RETRAIN_HOUR = 2
 
 app = Celery("workbench")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.task_queues = (Queue("default"), Queue("gpu"))
-# Exact names win over patterns: the sweep must not wait behind a long run on the gpu queue.
+DEFAULT_QUEUE, GPU_QUEUE, INTERACTIVE_QUEUE = "default", "gpu", "interactive"
+app.conf.task_queues = (Queue(DEFAULT_QUEUE), Queue(GPU_QUEUE), Queue(INTERACTIVE_QUEUE))
+# Exact names win over patterns: the sweeps and evaluations must not wait behind a long run on the gpu queue.
+# Mention detection is routed per call (webapp.corpus.detection.queue_detection): a handful of documents (a pasted
+# text, an API post) is interactive, an import's thousands stay on default; so is a pasted text's import
+# (webapp.core.imports.queue_text).
 app.conf.task_routes = {
-    "tasks.training.sweep_stale_runs": {"queue": "default"},
-    "tasks.jobs.*": {"queue": "default"},
-    "tasks.loop.*": {"queue": "default"},
-    "tasks.training.*": {"queue": "gpu"},
-    "tasks.indexing.*": {"queue": "gpu"},
+    "tasks.training.sweep_stale_runs": {"queue": INTERACTIVE_QUEUE},
+    "tasks.training.evaluate_task": {"queue": INTERACTIVE_QUEUE},
+    "tasks.health.*": {"queue": INTERACTIVE_QUEUE},
+    "tasks.jobs.*": {"queue": INTERACTIVE_QUEUE},
+    "tasks.loop.*": {"queue": INTERACTIVE_QUEUE},
+    "tasks.training.*": {"queue": GPU_QUEUE},
+    "tasks.indexing.*": {"queue": GPU_QUEUE},
 }
 app.conf.beat_schedule = {
     "sweep-stale-training-runs": {
         "task": "tasks.training.sweep_stale_runs",
         "schedule": SWEEP_EVERY_S,
         # A sweep nobody ran within its minute is superseded by the next one.
-        "options": {"queue": "default", "expires": SWEEP_EVERY_S},
+        "options": {"queue": INTERACTIVE_QUEUE, "expires": SWEEP_EVERY_S},
     },
     "sweep-queued-jobs": {
         "task": "tasks.jobs.sweep_queued_jobs",
         "schedule": SWEEP_EVERY_S,
-        "options": {"queue": "default", "expires": SWEEP_EVERY_S},
+        "options": {"queue": INTERACTIVE_QUEUE, "expires": SWEEP_EVERY_S},
     },
     # The learning loop (webapp.training.loop): retrain policies with nightly runs, and the promotion gate's
     # checks whose message was lost.
     "nightly-retrain": {
         "task": "tasks.loop.nightly_retrain_task",
         "schedule": crontab(hour=NIGHTLY_RETRAIN_HOUR, minute=0),
-        "options": {"queue": "default", "expires": 3600},
+        "options": {"queue": INTERACTIVE_QUEUE, "expires": 3600},
     },
     "recheck-promotion-gates": {
         "task": "tasks.loop.recheck_gates_task",
         "schedule": 5 * SWEEP_EVERY_S,
-        "options": {"queue": "default", "expires": 5 * SWEEP_EVERY_S},
+        "options": {"queue": INTERACTIVE_QUEUE, "expires": 5 * SWEEP_EVERY_S},
     },
 }
 # Explicit task modules: the tasks package sits outside the Django apps, so autodiscovery would miss it.

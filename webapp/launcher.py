@@ -1,12 +1,14 @@
 """The run command: bring the whole workbench up on one machine.
 
     python -m webapp.launcher run [--data FOLDER] [--host 127.0.0.1] [--port 8000]
-    python -m webapp.launcher stop        # stops the embedded PostgreSQL and Redis
+    python -m webapp.launcher stop        # stops all the run command started, then the embedded PostgreSQL and Redis
 
 With no DATABASE_URL / CELERY_BROKER_URL it starts (or reuses) the embedded PostgreSQL and Redis, migrates,
-loads the demo data (or imports a data folder), makes sure an admin account exists, starts one Celery
-worker (queues default and gpu, with the beat schedule embedded) and the web server, prints the URL and the admin login, and stops the
-worker and the web server on Ctrl-C.
+loads the demo data (or imports a data folder), makes sure an admin account exists, starts two Celery workers
+(:func:`worker_argvs`: one for the long work of queues default and gpu, with the beat schedule embedded; one for the
+short work of the interactive queue) and the web server, prints the URL and the admin login, and stops the workers
+and the web server on Ctrl-C or SIGTERM. It records its pid and its children's in the data folder
+(:mod:`webapp.launched`), so that `stop` ends them before the embedded services.
 
 A worker that dies is restarted (:class:`Supervisor`): after 1 s, then 2, 4 ... up to 30 s while it keeps
 dying within a minute of starting, each restart said on the terminal; after 5 such crashes in a row it is
@@ -24,12 +26,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from webapp import embedded
+from webapp import embedded, launched
+from webapp.celery import DEFAULT_QUEUE, GPU_QUEUE, INTERACTIVE_QUEUE
 
 PROJECT_ROOT = embedded.PROJECT_ROOT
 
@@ -125,12 +128,16 @@ def _zero_shot_encoder():  # type: ignore[no-untyped-def]
     return encoder
 
 
-def _wait_for_worker(timeout: float = 60.0, alive: Callable[[], bool] = lambda: True) -> bool:
+def _wait_for_workers(names: list[str], timeout: float = 60.0, alive: Callable[[], bool] = lambda: True) -> bool:
+    """Whether every worker of ``names`` answered a ping within ``timeout`` seconds (while ``alive``)."""
     from webapp.celery import app
 
     deadline = time.monotonic() + timeout
+    waiting = set(names)
     while time.monotonic() < deadline and alive():
-        if app.control.ping(timeout=1.0):
+        for reply in app.control.ping(destination=sorted(waiting), timeout=1.0) or []:
+            waiting -= set(reply)
+        if not waiting:
             return True
         time.sleep(0.5)
     return False
@@ -233,76 +240,103 @@ def _say(message: str) -> None:
     print(f"{time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
 
 
-class Supervisor:
-    """Keeps the web server and the worker running: a dead worker is restarted under ``policy`` (or given up
-    on), while the web server serves on; :meth:`step` says when supervision must end (the web server stopped).
+class _Watch:
+    """One supervised worker and its restart bookkeeping."""
 
-    ``clock`` (seconds, monotonic) and the children are injectable: the tests drive it with a fake clock.
-    """
-
-    def __init__(self, web: Child, worker: Child, policy: RestartPolicy = RestartPolicy(),
-                 say: Callable[[str], None] = _say, clock: Callable[[], float] = time.monotonic,
-                 hint: str = "") -> None:
-        self.web, self.worker, self.policy, self.say, self.clock, self.hint = web, worker, policy, say, clock, hint
+    def __init__(self, child: Child) -> None:
+        self.child = child
         self.fast_crashes = 0  # in a row
         self.restarts = 0
         self.restart_at: float | None = None
         self.gave_up = False
+
+
+class Supervisor:
+    """Keeps the web server and the workers running: a dead worker is restarted under ``policy`` (or given up on),
+    each on its own count, while the web server serves on; :meth:`step` says when supervision must end (the web
+    server stopped). ``on_started`` is called after every start and restart (the launcher records the pids).
+
+    ``clock`` (seconds, monotonic) and the children are injectable: the tests drive it with a fake clock.
+    """
+
+    def __init__(self, web: Child, workers: Child | Sequence[Child], policy: RestartPolicy = RestartPolicy(),
+                 say: Callable[[str], None] = _say, clock: Callable[[], float] = time.monotonic,
+                 hint: str = "", on_started: Callable[[], None] = lambda: None) -> None:
+        self.web, self.policy, self.say, self.clock, self.hint = web, policy, say, clock, hint
+        self.watches = [_Watch(w) for w in ([workers] if isinstance(workers, Child) else workers)]
+        self.on_started = on_started
         self.stopping = False
+
+    @property
+    def workers(self) -> list[Child]:
+        return [w.child for w in self.watches]
 
     def start(self) -> None:
         now = self.clock()
-        self.worker.start(now, "worker started")
+        for watch in self.watches:
+            watch.child.start(now, f"{watch.child.name} started")
         self.web.start(now)
+        self.on_started()
 
     def step(self) -> str | None:
-        """One look at both children; returns why the run must end (the web server stopped), else None."""
+        """One look at every child; returns why the run must end (the web server stopped), else None."""
         code = self.web.poll()
         if code is not None:
             return f"the web server {_how_it_ended(code)}"
-        if self.gave_up or self.stopping:
+        if self.stopping:
             return None
         now = self.clock()
-        if self.restart_at is not None:
-            if now >= self.restart_at:
-                self.restart_at = None
-                self.restarts += 1
-                try:
-                    self.worker.start(now, f"worker restarted (restart {self.restarts})")
-                except OSError as exc:  # no process could be made (out of memory, of pids): a crash like any other
-                    self._crashed(now, f"could not be started ({exc})", 0.0)
-                else:
-                    self.say(f"worker restarted (pid {self.worker.pid}, restart {self.restarts})")
-            return None
-        code = self.worker.poll()
-        if code is None:
-            return None
-        self.worker.kill_leftovers()
-        self._crashed(now, _how_it_ended(code), now - self.worker.started_at)
+        for watch in self.watches:
+            if not watch.gave_up:
+                self._look_at(watch, now)
         return None
 
-    def _crashed(self, now: float, how: str, ran: float) -> None:
+    def _look_at(self, watch: _Watch, now: float) -> None:
+        worker = watch.child
+        if watch.restart_at is not None:
+            if now >= watch.restart_at:
+                watch.restart_at = None
+                watch.restarts += 1
+                try:
+                    worker.start(now, f"{worker.name} restarted (restart {watch.restarts})")
+                except OSError as exc:  # no process could be made (out of memory, of pids): a crash like any other
+                    self._crashed(watch, now, f"could not be started ({exc})", 0.0)
+                else:
+                    self.say(f"{worker.name} restarted (pid {worker.pid}, restart {watch.restarts})")
+                    self.on_started()
+            return
+        code = worker.poll()
+        if code is None:
+            return
+        worker.kill_leftovers()
+        self._crashed(watch, now, _how_it_ended(code), now - worker.started_at)
+
+    def _crashed(self, watch: _Watch, now: float, how: str, ran: float) -> None:
         """The worker is gone: schedule its restart after the policy's delay, or give up on it."""
-        self.fast_crashes = self.fast_crashes + 1 if ran < self.policy.fast_crash_s else 0
-        if self.fast_crashes >= self.policy.give_up_after:
-            self.gave_up = True
+        name = watch.child.name
+        watch.fast_crashes = watch.fast_crashes + 1 if ran < self.policy.fast_crash_s else 0
+        if watch.fast_crashes >= self.policy.give_up_after:
+            watch.gave_up = True
             self.say(
-                f"worker {how} after {ran:.0f} s: it crashed {self.fast_crashes} times in a row, "
+                f"{name} {how} after {ran:.0f} s: it crashed {watch.fast_crashes} times in a row, "
                 f"each within {self.policy.fast_crash_s:.0f} s of starting, so it is not restarted again. "
-                f"The web server is still serving{self.hint}; imports, training and suggestions wait for a worker "
-                "(see the worker log, fix the cause, then restart the run command)."
+                f"The web server is still serving{self.hint}; the work of its queues waits for a worker "
+                f"(see the {name} log, fix the cause, then restart the run command)."
             )
             return
-        delay = self.policy.delay(self.fast_crashes)
-        self.restart_at = now + delay
-        self.say(f"worker {how} after {ran:.0f} s; restarting it in {delay:.0f} s "
-                 f"(restart {self.restarts + 1}; the web server keeps serving)")
+        delay = self.policy.delay(watch.fast_crashes)
+        watch.restart_at = now + delay
+        self.say(f"{name} {how} after {ran:.0f} s; restarting it in {delay:.0f} s "
+                 f"(restart {watch.restarts + 1}; the web server keeps serving)")
 
     def stop(self) -> None:
-        self.stopping, self.restart_at = True, None  # no restart once stopping
-        for child in (self.web, self.worker):  # both at once, then wait for each
+        self.stopping = True  # no restart once stopping
+        for watch in self.watches:
+            watch.restart_at = None
+        children = [self.web, *self.workers]
+        for child in children:  # all at once, then wait for each
             child.terminate()
-        for child in (self.web, self.worker):
+        for child in children:
             child.stop()
 
 
@@ -321,6 +355,27 @@ def web_server_argv(python: str, host: str, port: int, workers: int, logs: Path)
             "--access-logfile", str(logs / "access.log"), "--error-logfile", str(logs / "web.log"), "--timeout", "120"]
 
 
+def worker_argvs(python: str, data: Path) -> dict[str, list[str]]:
+    """The run command's workers by name: ``worker`` takes the long work (queues default and gpu: imports, training,
+    index builds) and runs the beat schedule (-B); ``interactive`` takes the short work someone waits on (evaluations,
+    a pasted text's detection, the sweeps: webapp.celery's routes), so that it never waits behind an hour of
+    training. Each has one process: the interactive one loads a linker only when a task of its needs one
+    (webapp.training.registry), so an idle machine holds no second copy of a model."""
+    celery = [python, "-m", "celery", "-A", "webapp", "worker", "-c", "1", "--loglevel", "INFO"]
+    return {
+        "worker": [*celery, "-Q", f"{DEFAULT_QUEUE},{GPU_QUEUE}", "-n", "worker@%h",
+                   "-B", "-s", str(data / "celerybeat-schedule")],
+        "interactive worker": [*celery, "-Q", INTERACTIVE_QUEUE, "-n", "interactive@%h"],
+    }
+
+
+def _record(supervisor: Supervisor) -> None:
+    """Write down this launcher and its children (webapp.launched), for `python -m webapp.launcher stop`."""
+    children = [supervisor.web, *supervisor.workers]
+    launched.record([launched.Launched.of("launcher", os.getpid()),
+                     *(launched.Launched.of(c.name, c.pid, c.own_group) for c in children if c.pid is not None)])
+
+
 def run(data: Path | None, host: str, port: int, workers: int) -> int:
     _prepare_environment()
     print("Preparing the database and data ...", flush=True)
@@ -328,42 +383,59 @@ def run(data: Path | None, host: str, port: int, workers: int) -> int:
     logs = embedded.data_dir() / "log"
     logs.mkdir(exist_ok=True)
     python = sys.executable
-    worker = Child(
-        "worker",
-        # -B: the one worker also runs the beat schedule (webapp.celery: the stale training run sweep).
-        [python, "-m", "celery", "-A", "webapp", "worker", "-Q", "default,gpu", "-c", "1", "-n", "worker@%h", "-B",
-         "-s", str(embedded.data_dir() / "celerybeat-schedule"), "--loglevel", "INFO"],
-        log=logs / "worker.log", own_group=True,
-    )
-    web = Child("web", web_server_argv(python, host, port, workers, logs))
-    supervisor = Supervisor(web, worker, hint=f" at http://{host}:{port}/")
-    supervisor.start()
+    children = [Child(name, argv, log=logs / f"{name.replace(' ', '-')}.log", own_group=True)
+                for name, argv in worker_argvs(python, embedded.data_dir()).items()]
+    web = Child("web server", web_server_argv(python, host, port, workers, logs))
+    supervisor = Supervisor(web, children, hint=f" at http://{host}:{port}/")
+    supervisor.on_started = lambda: _record(supervisor)
 
-    def on_sigterm(*_: object) -> None:
-        supervisor.stop()
-        sys.exit(0)
+    def on_sigterm(*_: object) -> None:  # `python -m webapp.launcher stop`: as Ctrl-C
+        raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_sigterm)
-
-    from webapp.training.sweeper import start_sweeper
-
-    start_sweeper()  # a dead worker's run is failed even while its worker restarts, or after giving up on it
-    worker_ok = _wait_for_worker(alive=lambda: worker.poll() is None)
-    print()
-    print(f"  EL Workbench is running at http://{host}:{port}/")
-    print(f"  Log in as {username!r} with password {password!r}")
-    print(f"  Worker: {'ready' if worker_ok else 'NOT answering, see ' + str(logs / 'worker.log')}; logs in {logs}")
-    print("  A worker that dies is restarted; the web server keeps serving meanwhile.")
-    print("  Press Ctrl-C to stop (the embedded database keeps running; `python -m webapp.launcher stop` ends it).")
-    print(flush=True)
     try:
+        supervisor.start()
+        from webapp.training.sweeper import start_sweeper
+
+        start_sweeper()  # a dead worker's run is failed even while its worker restarts, or after giving up on it
+        ready = _wait_for_workers([f"{argv[argv.index('-n') + 1].split('@')[0]}@{os.uname().nodename}"
+                                   for argv in (c.argv for c in children)],
+                                  alive=lambda: all(c.poll() is None for c in children))
+        print()
+        print(f"  EL Workbench is running at http://{host}:{port}/")
+        print(f"  Log in as {username!r} with password {password!r}")
+        print(f"  Workers: {'ready' if ready else 'NOT all answering, see the worker logs'}; logs in {logs}")
+        print("  A worker that dies is restarted; the web server keeps serving meanwhile.")
+        print("  Press Ctrl-C to stop (the embedded database keeps running); `python -m webapp.launcher stop` (in "
+              "another terminal) stops everything.")
+        print(flush=True)
         reason = supervise(supervisor)
-        print(f"{reason}; stopping the worker too. See {logs}", file=sys.stderr)
+        print(f"{reason}; stopping the workers too. See {logs}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 0
     finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the stopping short
         supervisor.stop()
+        launched.forget(os.getpid())
+
+
+def stop() -> int:
+    """`python -m webapp.launcher stop`: the run command and everything it started, then the embedded services.
+    Each line says what was found and is true only once the process is gone (checked by pid)."""
+    try:
+        if not launched.stop_launched():
+            print("launcher: none was running")
+    except (RuntimeError, OSError) as exc:
+        print(f"launcher NOT stopped: {exc}", file=sys.stderr)
+        return 1
+    for name, stop_service in (("Redis", embedded.stop_redis), ("PostgreSQL", embedded.stop_postgres)):
+        try:
+            print(f"embedded {name} stopped" if stop_service() else f"embedded {name}: none was running")
+        except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+            print(f"embedded {name} NOT stopped: {exc}", file=sys.stderr)
+            return 1
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -374,17 +446,10 @@ def main(argv: list[str] | None = None) -> int:
     run_p.add_argument("--host", default="127.0.0.1")
     run_p.add_argument("--port", type=int, default=8000)
     run_p.add_argument("--web-workers", type=int, default=2)
-    sub.add_parser("stop", help="stop the embedded PostgreSQL and Redis")
+    sub.add_parser("stop", help="stop the run command (its web server and workers), then the embedded PostgreSQL and Redis")
     args = parser.parse_args(argv)
     if args.command == "stop":
-        # Each line says what was found and is true only once the server's process is gone (checked by pid).
-        for name, stop in (("Redis", embedded.stop_redis), ("PostgreSQL", embedded.stop_postgres)):
-            try:
-                print(f"embedded {name} stopped" if stop() else f"embedded {name}: none was running")
-            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
-                print(f"embedded {name} NOT stopped: {exc}", file=sys.stderr)
-                return 1
-        return 0
+        return stop()
     if args.data is not None and not args.data.is_dir():
         parser.error(f"--data {args.data}: not a folder")
     return run(args.data, args.host, args.port, args.web_workers)

@@ -26,7 +26,7 @@ compose_spec = pytest.importorskip(
 
 COMPOSE = PROJECT_ROOT / "docker" / "compose.yml"
 DOCKERFILE = PROJECT_ROOT / "docker" / "Dockerfile"
-APP_SERVICES = ("migrate", "web", "worker-cpu", "beat", "worker-gpu")
+APP_SERVICES = ("migrate", "web", "worker-cpu", "worker-interactive", "beat", "worker-gpu")
 
 
 def _parse(text: str) -> Any:
@@ -88,7 +88,7 @@ def test_migrations_run_once_before_the_app_starts(compose: dict[str, Any]) -> N
     services = compose["services"]
     assert _command(services["migrate"]) == ["python", "manage.py", "migrate", "--noinput"]
     assert services["migrate"]["depends_on"] == {"postgres": {"condition": "service_healthy"}}
-    for name in ("web", "worker-cpu", "beat", "worker-gpu"):
+    for name in ("web", "worker-cpu", "worker-interactive", "beat", "worker-gpu"):
         assert services[name]["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}, name
 
 
@@ -132,7 +132,7 @@ def test_the_workers_cover_the_celery_queues_and_one_process_runs_beat(compose: 
     from webapp.celery import app
 
     queues = {q.name for q in app.conf.task_queues}
-    assert queues == {"default", "gpu"}
+    assert queues == {"default", "gpu", "interactive"}
     consumed: dict[str, set[str]] = {}
     beats = []
     for name, service in compose["services"].items():
@@ -145,7 +145,8 @@ def test_the_workers_cover_the_celery_queues_and_one_process_runs_beat(compose: 
             consumed[name] = set(command[command.index("-Q") + 1].split(","))
             if "-B" in command or "--beat" in command:
                 beats.append(name)
-    assert consumed == {"worker-cpu": {"default"}, "worker-gpu": {"gpu"}}
+    # Short work has a worker of its own: no worker that takes it also takes a queue of long jobs.
+    assert consumed == {"worker-cpu": {"default"}, "worker-interactive": {"interactive"}, "worker-gpu": {"gpu"}}
     assert beats == ["beat"], "the beat schedule must run in exactly one process"
 
 

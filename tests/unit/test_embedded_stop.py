@@ -59,10 +59,11 @@ def test_launcher_stop_leaves_no_postmaster_and_no_redis_server_and_says_so(tmp_
     done = subprocess.run(stop, env=env, capture_output=True, text=True, cwd=embedded.PROJECT_ROOT, timeout=120)
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["embedded Redis stopped", "embedded PostgreSQL stopped"]
+    assert done.stdout.splitlines() == ["launcher: none was running", "embedded Redis stopped", "embedded PostgreSQL stopped"]
     assert not _alive(postmaster) and not _alive(redis_server)
     again = subprocess.run(stop, env=env, capture_output=True, text=True, cwd=embedded.PROJECT_ROOT, timeout=120)
-    assert again.stdout.splitlines() == ["embedded Redis: none was running", "embedded PostgreSQL: none was running"]
+    assert again.stdout.splitlines() == ["launcher: none was running", "embedded Redis: none was running",
+                                         "embedded PostgreSQL: none was running"]
 
 
 @pytest.mark.slow

@@ -45,30 +45,30 @@ def test_a_crashing_worker_is_restarted_with_a_growing_delay_then_given_up_on_wh
     supervisor, clock, said = _supervisor(CRASHES, tmp_path, policy)
     supervisor.start()
     try:
-        pids = [supervisor.worker.pid]
+        pids = [supervisor.workers[0].pid]
         for restart, delay in enumerate([1, 2, 4], start=1):  # 1 s, then doubled, then capped at 4 s
-            assert _ended(supervisor.worker) == 3
+            assert _ended(supervisor.workers[0]) == 3
             clock.now += 0.5
             assert supervisor.step() is None
             assert said[-1] == (f"worker exited with code 3 after 0 s; restarting it in {delay} s "
                                 f"(restart {restart}; the web server keeps serving)")
             clock.now += delay - 0.1
-            assert supervisor.step() is None and supervisor.worker.pid == pids[-1]  # not before its delay
+            assert supervisor.step() is None and supervisor.workers[0].pid == pids[-1]  # not before its delay
             clock.now += 0.1
-            assert supervisor.step() is None and supervisor.worker.pid != pids[-1]
-            pids.append(supervisor.worker.pid)
+            assert supervisor.step() is None and supervisor.workers[0].pid != pids[-1]
+            pids.append(supervisor.workers[0].pid)
             assert said[-1] == f"worker restarted (pid {pids[-1]}, restart {restart})"
-        assert _ended(supervisor.worker) == 3
+        assert _ended(supervisor.workers[0]) == 3
         clock.now += 0.5
         assert supervisor.step() is None  # the fourth fast crash in a row: given up, the run goes on
-        assert supervisor.gave_up
+        assert supervisor.watches[0].gave_up
         assert said[-1].startswith("worker exited with code 3 after 0 s: it crashed 4 times in a row, each within "
                                    "60 s of starting, so it is not restarted again. The web server is still serving "
                                    "at http://127.0.0.1:8000/")
         clock.now += 3600
         for _ in range(3):
             assert supervisor.step() is None
-        assert supervisor.worker.pid == pids[-1] and supervisor.restarts == 3
+        assert supervisor.workers[0].pid == pids[-1] and supervisor.watches[0].restarts == 3
         assert supervisor.web.poll() is None  # serving all along
     finally:
         supervisor.stop()
@@ -81,16 +81,16 @@ def test_a_worker_that_ran_a_while_is_restarted_after_the_first_delay_and_its_co
     supervisor, clock, said = _supervisor(KILLED, tmp_path, policy)
     supervisor.start()
     try:
-        assert _ended(supervisor.worker) == -signal.SIGKILL
+        assert _ended(supervisor.workers[0]) == -signal.SIGKILL
         clock.now = 5.0
         supervisor.step()  # a fast crash: one of the two allowed
         assert said[-1].startswith("worker was killed by SIGKILL after 5 s; restarting it in 1 s (restart 1")
         clock.now = 6.0
         supervisor.step()
-        assert _ended(supervisor.worker) == -signal.SIGKILL
+        assert _ended(supervisor.workers[0]) == -signal.SIGKILL
         clock.now = 600.0  # this one had run ten minutes: not a fast crash, so no giving up
         supervisor.step()
-        assert not supervisor.gave_up and supervisor.fast_crashes == 0
+        assert not supervisor.watches[0].gave_up and supervisor.watches[0].fast_crashes == 0
         assert said[-1].startswith("worker was killed by SIGKILL after 594 s; restarting it in 1 s (restart 2")
     finally:
         supervisor.stop()
@@ -116,7 +116,7 @@ def test_what_a_dead_worker_forked_is_killed_with_it(tmp_path: Path) -> None:
     supervisor, clock, said = _supervisor(forks_then_dies, tmp_path, RestartPolicy(first_delay_s=60))
     supervisor.start()
     try:
-        assert _ended(supervisor.worker) == 1
+        assert _ended(supervisor.workers[0]) == 1
         orphan = int(pid_file.read_text())
         assert _state(orphan) not in ("", "Z")  # left running by its parent (a pool process, an embedded beat)
         clock.now = 1.0
@@ -134,22 +134,22 @@ def test_the_web_server_stopping_ends_the_run_and_stops_the_worker(tmp_path: Pat
     supervisor.start()
     try:
         assert supervise(supervisor, tick=0.05) == "the web server exited with code 4"
-        assert supervisor.worker.poll() is None  # the caller stops it
+        assert supervisor.workers[0].poll() is None  # the caller stops it
     finally:
         supervisor.stop()
-    assert supervisor.worker.poll() == -signal.SIGTERM
-    assert supervisor.worker.pid is not None and _state(supervisor.worker.pid) in ("", "Z")
+    assert supervisor.workers[0].poll() == -signal.SIGTERM
+    assert supervisor.workers[0].pid is not None and _state(supervisor.workers[0].pid) in ("", "Z")
 
 
 def test_stopping_never_restarts_the_worker(tmp_path: Path) -> None:
     supervisor, clock, said = _supervisor(CRASHES, tmp_path, RestartPolicy(first_delay_s=0))
     supervisor.start()
-    _ended(supervisor.worker)
+    _ended(supervisor.workers[0])
     supervisor.stop()
-    pid = supervisor.worker.pid
+    pid = supervisor.workers[0].pid
     clock.now = 100.0
     assert supervisor.step() == "the web server was killed by SIGTERM"
-    assert supervisor.worker.pid == pid and not said
+    assert supervisor.workers[0].pid == pid and not said
 
 
 def test_the_policy_doubles_the_delay_up_to_its_cap() -> None:
@@ -161,8 +161,8 @@ def test_a_worker_that_cannot_even_be_started_counts_as_a_crash(tmp_path: Path) 
     supervisor, clock, said = _supervisor(CRASHES, tmp_path, RestartPolicy(first_delay_s=1, give_up_after=3))
     supervisor.start()
     try:
-        _ended(supervisor.worker)
-        supervisor.worker.argv = [str(tmp_path / "no-such-program")]
+        _ended(supervisor.workers[0])
+        supervisor.workers[0].argv = [str(tmp_path / "no-such-program")]
         clock.now = 0.5
         supervisor.step()
         clock.now = 1.5
@@ -171,7 +171,35 @@ def test_a_worker_that_cannot_even_be_started_counts_as_a_crash(tmp_path: Path) 
         assert said[-1].endswith("after 0 s; restarting it in 2 s (restart 2; the web server keeps serving)")
         clock.now = 3.5
         supervisor.step()
-        assert supervisor.gave_up and "crashed 3 times in a row" in said[-1]
+        assert supervisor.watches[0].gave_up and "crashed 3 times in a row" in said[-1]
         assert supervisor.web.poll() is None
     finally:
         supervisor.stop()
+
+
+def test_each_worker_is_restarted_on_its_own_count_while_the_other_runs_on(tmp_path: Path) -> None:
+    clock, said, started = Clock(), list[str](), list[int]()
+    steady = Child("worker", SLEEPS, log=tmp_path / "worker.log", own_group=True)
+    crashing = Child("interactive worker", CRASHES, log=tmp_path / "interactive-worker.log", own_group=True)
+    supervisor = Supervisor(Child("web server", SLEEPS), [steady, crashing], RestartPolicy(first_delay_s=1, give_up_after=2),
+                            say=said.append, clock=clock, on_started=lambda: started.append(len(said)))
+    supervisor.start()
+    try:
+        pid = steady.pid
+        _ended(crashing)
+        clock.now = 0.5
+        supervisor.step()
+        assert said[-1] == ("interactive worker exited with code 3 after 0 s; restarting it in 1 s "
+                            "(restart 1; the web server keeps serving)")
+        clock.now = 1.5
+        supervisor.step()
+        assert said[-1].startswith("interactive worker restarted (pid ")
+        assert len(started) == 2  # the first start and the restart: the launcher records the new pid
+        _ended(crashing)
+        clock.now = 2.0
+        supervisor.step()
+        assert supervisor.watches[1].gave_up and "interactive worker exited with code 3 after 0 s: it crashed 2" in said[-1]
+        assert not supervisor.watches[0].gave_up and steady.pid == pid and steady.poll() is None
+    finally:
+        supervisor.stop()
+    assert steady.poll() == -signal.SIGTERM

@@ -18,13 +18,15 @@ from webapp.core.uploads import discard_upload
 RUN_IMPORT = "tasks.imports.run_import"
 
 
-def queue_import(kind: str, path: str | Path, params: dict[str, Any], user: Any = None) -> ImportJob:
-    """A queued import job, its task sent after commit; :class:`QueueUnavailable` when the broker is unreachable
-    (the job is then failed with the reason, and an uploaded file removed)."""
+def queue_import(kind: str, path: str | Path, params: dict[str, Any], user: Any = None,
+                 queue: str | None = None) -> ImportJob:
+    """A queued import job, its task sent after commit (``queue``: instead of the default queue, e.g. the interactive
+    one for a pasted text); :class:`QueueUnavailable` when the broker is unreachable (the job is then failed with the
+    reason, and an uploaded file removed)."""
     if kind not in ImportJob.Kind.values:
         raise ValueError(f"unknown import kind {kind!r}; expected one of {', '.join(ImportJob.Kind.values)}")
     job = ImportJob.objects.create(kind=kind, path=str(path), params=params, created_by=user)
-    enqueue(RUN_IMPORT, job.pk, task_id=job_task_id(job), on_failure=lambda exc: _unqueued(job, exc))
+    enqueue(RUN_IMPORT, job.pk, queue=queue, task_id=job_task_id(job), on_failure=lambda exc: _unqueued(job, exc))
     return job
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from django.db import transaction
 from django.db.models import Q
 
+from webapp.celery import INTERACTIVE_QUEUE
 from webapp.core.queue import QueueUnavailable, send_now
 from webapp.corpus.models import Collection, Document
 
@@ -46,11 +47,14 @@ def queue_detection(document_ids: Iterable[int]) -> None:
     if not ids:
         return
     batches = [ids[i : i + BATCH_DOCUMENTS] for i in range(0, len(ids), BATCH_DOCUMENTS)]
+    # One batch (a pasted text, a few posted documents): someone waits on it, so the interactive queue; an import's
+    # many batches stay on the default queue, where they do not hold up everyone's short work.
+    queue = INTERACTIVE_QUEUE if len(batches) == 1 else None
 
     def publish() -> None:
         for at, batch in enumerate(batches):
             try:
-                send_now(DETECT_TASK, batch)
+                send_now(DETECT_TASK, batch, queue=queue)
             except QueueUnavailable as exc:
                 # One failure is enough to know: the rest would wait as long for the same answer.
                 unsent = [pk for b in batches[at:] for pk in b]

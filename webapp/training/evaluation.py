@@ -135,8 +135,9 @@ def evaluable_collections(dictionary: Dictionary) -> list[Collection]:
 
 @transaction.atomic
 def start_evaluation(index: IndexVersion, collection: Collection, user: Any = None, queue: str | None = None) -> Evaluation:
-    """Queue Acc@1/Acc@5 of an index version on a gold collection (gpu queue, after commit); refused on a collection
-    that trained the index's encoder (:func:`webapp.training.held_out.check_held_out`)."""
+    """Queue Acc@1/Acc@5 of an index version on a gold collection (the interactive queue, after commit: someone waits
+    on it, not behind a training run); refused on a collection that trained the index's encoder
+    (:func:`webapp.training.held_out.check_held_out`)."""
     if index.state not in (IndexVersion.State.READY, IndexVersion.State.ACTIVE, IndexVersion.State.RETIRED):
         raise RunError(f"index {index.pk} is {index.state}; only a built index can be evaluated")
     if collection.dictionary_id not in (None, index.dictionary_id):
