@@ -190,6 +190,11 @@ if envbool("TRUST_X_FORWARDED_PROTO", False):
 # for this many seconds, so that many probes cost one worker ping; 0 checks on every request.
 HEALTHZ_CACHE_SECONDS = envint("HEALTHZ_CACHE_SECONDS", 5, 0)
 
+# --- how much long work one user (and one dictionary) may have queued or running (webapp.training.job_caps) -------
+MAX_QUEUED_TRAINING_RUNS_PER_USER = envint("MAX_QUEUED_TRAINING_RUNS_PER_USER", 5, 1)
+MAX_QUEUED_INDEX_BUILDS_PER_USER = envint("MAX_QUEUED_INDEX_BUILDS_PER_USER", 5, 1)
+MAX_QUEUED_INDEX_BUILDS_PER_DICTIONARY = envint("MAX_QUEUED_INDEX_BUILDS_PER_DICTIONARY", 3, 1)
+
 # --- limits on imported input (webapp.core.limits) -------------------------------------------------------
 IMPORT_MAX_UPLOAD_BYTES = envint("IMPORT_MAX_UPLOAD_BYTES", 100_000_000, 1)  # a file uploaded to the API
 IMPORT_MAX_DECOMPRESSED_BYTES = envint("IMPORT_MAX_DECOMPRESSED_BYTES", 200_000_000, 1)  # a zip's members, a .gz

@@ -10,7 +10,7 @@ from typing import Any
 from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -19,6 +19,7 @@ from webapp.api.schema import ErrorSerializer
 from webapp.api.views import RejectNulMixin
 from webapp.training.errors import RunError
 from webapp.training.index_builds import IndexBuildError
+from webapp.training.job_caps import JobCapReached
 from webapp.training.models import EncoderModel, IndexVersion
 from webapp.training.services import queue_index_build
 from webapp.vocab.models import Dictionary
@@ -66,7 +67,7 @@ class IndexVersionViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.Retrieve
     serializer_class = IndexVersionSerializer
     queryset = IndexVersion.objects.select_related("dictionary", "dictionary_version", "encoder", "first_stage").order_by("-id")
 
-    @extend_schema(request=IndexBuildSerializer, responses={202: IndexVersionSerializer, 503: ErrorSerializer})
+    @extend_schema(request=IndexBuildSerializer, responses={202: IndexVersionSerializer, 429: ErrorSerializer, 503: ErrorSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = IndexBuildSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -80,6 +81,8 @@ class IndexVersionViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.Retrieve
                 index = queue_index_build(dictionary, encoder, user=request.user, first_stage=first_stage)
         except IndexBuildError as exc:
             raise ValidationError({exc.field: [str(exc)]}) from exc
+        except JobCapReached as exc:  # 429 with the cap and its setting named; nothing was created
+            raise Throttled(detail=str(exc)) from exc
         except RunError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return Response(IndexVersionSerializer(index).data, status=status.HTTP_202_ACCEPTED)

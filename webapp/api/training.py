@@ -9,7 +9,7 @@ from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -19,6 +19,7 @@ from webapp.api.views import RejectNulMixin
 from webapp.corpus.models import Collection
 from webapp.training.base_encoders import get_base_encoder
 from webapp.training.errors import RunError
+from webapp.training.job_caps import JobCapReached
 from webapp.training.models import DetectorVersion, TrainingRun, WordVectorModel
 from webapp.training.runs import cancel_run, start_run
 from webapp.training.word_vectors import get_word_vectors
@@ -121,7 +122,7 @@ class TrainingRunViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.RetrieveM
     queryset = (TrainingRun.objects.select_related("dictionary", "eval_collection", "encoder", "word_vectors")
                 .prefetch_related("collections").order_by("-id"))
 
-    @extend_schema(request=TrainingRunStartSerializer, responses={202: TrainingRunSerializer, 503: ErrorSerializer})
+    @extend_schema(request=TrainingRunStartSerializer, responses={202: TrainingRunSerializer, 429: ErrorSerializer, 503: ErrorSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = TrainingRunStartSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -160,6 +161,8 @@ class TrainingRunViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.RetrieveM
                 run = start_run(dictionary, collections, params=v["params"], base_model=v["base_model"],
                                 eval_collection=evaluation, user=request.user, method=v.get("method"),
                                 base_encoder=base_encoder, extra_dictionaries=extra, word_vectors=word_vectors)
+        except JobCapReached as exc:  # 429 with the cap and its setting named; nothing was created
+            raise Throttled(detail=str(exc)) from exc
         except RunError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return Response(TrainingRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)

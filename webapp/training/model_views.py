@@ -34,6 +34,7 @@ from webapp.training.errors import RunError
 from webapp.training.forms import IndexBuildForm, WordVectorUploadForm
 from webapp.training.index_builds import IndexBuildError
 from webapp.training.index_progress import duration
+from webapp.training.job_caps import JobCapReached
 from webapp.training.latent import active_models, latent_types
 from webapp.training.models import DetectorVersion, EncoderModel, IndexVersion
 from webapp.training.relinking import collection_linking, relinking, watching
@@ -177,6 +178,9 @@ def index_build(request: HttpRequest) -> HttpResponse:
                                       activate=data["activate"])
         except IndexBuildError as exc:
             form.add_error(exc.field, str(exc))
+        except JobCapReached as exc:  # too many builds under way (this admin's, the dictionary's): nothing was created
+            form.add_error(None, str(exc))
+            status = 429
         except RunError as exc:
             form.add_error(None, str(exc))
         except QueueUnavailable as exc:  # the index version was created and failed with this reason

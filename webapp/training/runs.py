@@ -27,6 +27,7 @@ from webapp.training.base_encoders import check_base_encoder
 from webapp.training.errors import RunError
 from webapp.training.held_out import check_held_out, run_training_data
 from webapp.training.hierarchy_inputs import check_has_hierarchy
+from webapp.training.job_caps import check_training_run_cap
 from webapp.training.latte import base_index
 from webapp.training.models import STALE_AFTER, EncoderModel, TrainingRun, WordVectorModel
 from webapp.training.params import clean_params, params_method
@@ -93,6 +94,7 @@ def start_run(
     elif extra:
         raise RunError("only hierarchy pre-training trains on several dictionaries")
     check_held_out(eval_collection, run_training_data(collections, base_model, latte_base))
+    check_training_run_cap(user)
     run = TrainingRun.objects.create(
         dictionary=dictionary, method=method, base_model=base_model, params=cleaned,
         eval_collection=eval_collection, created_by=user if getattr(user, "pk", None) else None,

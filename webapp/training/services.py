@@ -34,6 +34,7 @@ from webapp.training.devices import batch_device
 from webapp.training.errors import RunError
 from webapp.training.index_builds import check_index_build
 from webapp.training.index_progress import LINKER_PHASES, Echo, IndexBuildCancelled, IndexProgressRecorder
+from webapp.training.job_caps import check_index_build_cap
 from webapp.training.models import CANCELLED_BY_ADMIN, EncoderModel, IndexVersion
 from webapp.training.signals import index_promoted
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
@@ -185,6 +186,7 @@ def queue_index_build(
     version = dictionary.latest_version()
     if version is None:
         raise RunError(f"dictionary {dictionary.slug!r} has no imported release")
+    check_index_build_cap(user, dictionary)
     index = create_index_version(version, encoder, user if getattr(user, "pk", None) else None, first_stage, activate)
     enqueue("tasks.indexing.build_index_task", index.pk, activate, queue=queue, task_id=job_task_id(index),
             on_failure=partial(_unqueued, index.pk))

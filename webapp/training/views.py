@@ -25,6 +25,7 @@ from webapp.training.forms import StartRunForm
 from webapp.training.held_out import index_overlap, run_overlap, trained_collections
 from webapp.training.hierarchy_inputs import run_dictionaries
 from webapp.training.hierarchy_report import hierarchy_report
+from webapp.training.job_caps import JobCapReached
 from webapp.training.loop import GateRefused, promote_through_gate
 from webapp.training.loop_views import loop_rows, refusal_message
 from webapp.training.models import DetectorVersion, Evaluation, IndexVersion, TrainingRun, WordVectorModel
@@ -160,6 +161,9 @@ def run_start(request: HttpRequest) -> HttpResponse:
                             eval_collection=data["eval_collection"], user=request.user,
                             base_encoder=data["base_encoder"], extra_dictionaries=data["extra_dictionaries"],
                             word_vectors=form.run_word_vectors())
+        except JobCapReached as exc:  # too many of this admin's runs under way: nothing was created
+            form.add_error(None, str(exc))
+            status = 429
         except RunError as exc:
             form.add_error(None, str(exc))
         except QueueUnavailable as exc:  # the run was created and failed with this reason: nothing will run it
