@@ -214,3 +214,13 @@ def test_provenance_is_read_per_batch_not_per_link(trial: dict[str, Any], bob, c
         export_documents(everything, "jsonl", suggestions=True)
     assert len(whole) == len(single), [q["sql"][:120] for q in whole.captured_queries]
     assert Link.objects.filter(origin=Link.Origin.CURATOR).count() == 2 + 3 * 2
+
+
+def test_with_ids_source_the_annotators_labels_are_spelled_as_the_links_are(trial: dict[str, Any]) -> None:
+    """The collection's gold ids are bare MeSH ids (D001249): labels and links of an ids=source export are too."""
+    content = export_documents(Document.objects.filter(collection=trial["collection"]), "jsonl", ids="source").content
+    mentions = {m["text"]: m for m in json.loads(content.decode().splitlines()[0])["mentions"]}
+    assert mentions["cough"]["annotator_labels"] == {"bob": "D003371", "charlie": "NIL"}
+    assert [link["concept_id"] for link in mentions["cough"]["links"]] == ["D003371"]
+    assert _jsonl(Document.objects.filter(collection=trial["collection"]))["100"]["cough"]["annotator_labels"] == {
+        "bob": "MESH:D003371", "charlie": "NIL"}

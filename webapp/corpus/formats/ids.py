@@ -99,6 +99,13 @@ class IdSpeller:
             for piece in link.concept_ref.split("+")
         )
 
+    def label(self, label: str, collection: Collection | None) -> str:
+        """An annotator's label in a span's adjudication (concept ids of the dictionary joined by ``+``, or NIL) in
+        this export's form: respelled as the source spells ids, or as it is (the dictionary's already)."""
+        if self.form != "source" or collection is None:
+            return label
+        return respell(label, self._source_uses(collection.pk))
+
     # --- what the dictionary and the source write ---
 
     def _version(self, collection: Collection | None) -> int | None:

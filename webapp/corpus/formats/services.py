@@ -20,7 +20,7 @@ version when possible and always kept as written.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
@@ -32,7 +32,7 @@ from webapp.corpus.formats import get_format
 from webapp.corpus.formats.brat import safe_name
 from webapp.corpus.formats.ids import ID_FORMS, IdSpeller, check_id_form
 from webapp.corpus.formats.provenance import Provenance, provenance
-from webapp.corpus.formats.records import DocumentRecord, LinkRecord, MentionRecord
+from webapp.corpus.formats.records import AdjudicationRecord, DocumentRecord, LinkRecord, MentionRecord
 from webapp.corpus.importers import COLLECTION_TITLE_MAX, import_pubtator
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.corpus.writer import DuplicateDocument, ImportReport, Progress, write_documents
@@ -173,14 +173,29 @@ class _Export:
                 text=document.text,
                 title=document.title,
                 mentions=[
-                    _mention_record(m, [(link, self.speller.concept_id(link, collection)) for link in chosen[m.pk]], known)
+                    _mention_record(
+                        m,
+                        [(link, self.speller.concept_id(link, collection)) for link in chosen[m.pk]],
+                        self._adjudication(known.adjudication(m), collection),
+                        known,
+                    )
                     for m in document.mentions.all()
                 ],
                 metadata=document.metadata or {},
             )
 
 
-def _mention_record(mention: Mention, links: Sequence[tuple[Link, str]], known: Provenance) -> MentionRecord:
+    def _adjudication(self, record: AdjudicationRecord | None, collection: Collection | None) -> AdjudicationRecord | None:
+        """The annotators' labels in the export's id form, as its links are."""
+        if record is None or not record.annotator_labels:
+            return record
+        labels = {who: self.speller.label(label, collection) for who, label in record.annotator_labels.items()}
+        return replace(record, annotator_labels=labels)
+
+
+def _mention_record(
+    mention: Mention, links: Sequence[tuple[Link, str]], adjudication: AdjudicationRecord | None, known: Provenance
+) -> MentionRecord:
     return MentionRecord(
         start=mention.start,
         end=mention.end,
@@ -189,7 +204,7 @@ def _mention_record(mention: Mention, links: Sequence[tuple[Link, str]], known: 
         links=tuple(_link_record(link, concept_id, known) for link, concept_id in links),
         part_texts=tuple(mention.part_texts),
         status=mention.status,
-        adjudication=known.adjudication(mention),
+        adjudication=adjudication,
     )
 
 
