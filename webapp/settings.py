@@ -246,6 +246,17 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",  # no CDN is reachable: assets come from drf-spectacular-sidecar
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The system's fonts: ReDoc's own page fetches Montserrat and Roboto from Google (templates/drf_spectacular/
+    # redoc.html leaves them out), and the product makes no request to another host.
+    "REDOC_UI_SETTINGS": {
+        "theme": {
+            "typography": {
+                "fontFamily": "system-ui, -apple-system, 'Segoe UI', sans-serif",
+                "headings": {"fontFamily": "system-ui, -apple-system, 'Segoe UI', sans-serif"},
+                "code": {"fontFamily": "ui-monospace, 'DejaVu Sans Mono', monospace"},
+            }
+        }
+    },
 }
 
 # --- Celery -------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 from django.urls import path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import DefaultRouter
 
 from webapp.api import detectors, indexes, training, views, word_vectors
+from webapp.api.docs import RedocView, SwaggerView
 from webapp.api.token import ObtainTokenView
 
 app_name = "api"
@@ -30,8 +31,8 @@ urlpatterns = [
     # throttled, and locked out with the login page after too many failures.
     path("auth/token/", ObtainTokenView.as_view(), name="token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    path("docs/", SwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", RedocView.as_view(url_name="api:schema"), name="redoc"),
     *router.urls,
     # Last: a JSON 404 for unknown paths (an id with a "/" in it, a malformed slug) instead of Django's HTML
     # page. Only paths ending in "/", so that CommonMiddleware still redirects "/api/mentions" to "/api/mentions/".
