@@ -62,7 +62,7 @@ def synthetic_record(chars: int, mentions: int, seed: int = 41) -> dict[str, Any
         disease = rng.choice(DISEASES)
         before = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12)))
         sentence = f"{before.capitalize()} a claimant with {disease} "
-        filler = []
+        filler: list[str] = []
         while len(sentence) + sum(len(w) + 1 for w in filler) < per - 2:
             filler.append(rng.choice(WORDS))
         paragraph = (sentence + " ".join(filler))[: per - 2] + ".\n"

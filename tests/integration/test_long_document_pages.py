@@ -10,7 +10,7 @@ import re
 import pytest
 
 from tests.integration.long_document import long_document
-from webapp.corpus.models import Document, Mention
+from webapp.corpus.models import Collection, Document, Mention
 from webapp.corpus.windows import DOCUMENT_WINDOW_CHARS, window_at, window_number
 
 pytestmark = pytest.mark.django_db
@@ -94,3 +94,33 @@ def test_a_short_document_is_one_part_without_a_way_to_others(bob_client) -> Non
     short = long_document(sentences=3, slug="short")
     html = bob_client.get(f"/collections/short/documents/{short.pk}/").content.decode()
     assert "Parts of this document" not in html and len(_starts(html)) == 3
+
+
+def test_a_bad_part_or_mention_in_the_address_opens_a_part_all_the_same(
+    bob_client, document: Document
+) -> None:  # type: ignore[no-untyped-def]
+    for query in (
+        {"part": "abc"},
+        {"part": "-3"},
+        {"part": "99999"},
+        {"m": "99999999999999999999"},
+        {"m": "x"},
+    ):
+        response = bob_client.get(f"/curate/long/documents/{document.pk}/", query)
+        assert response.status_code == 200, query
+    last = bob_client.get(f"/collections/long/documents/{document.pk}/", {"part": "99999"}).context["window"]
+    assert last.number == last.count and last.end == len(document.text)
+
+
+def test_a_part_ends_after_a_mention_that_crosses_its_nominal_end(db) -> None:  # type: ignore[no-untyped-def]
+    collection = Collection.objects.create(slug="cross", title="Cross")
+    document = Document.objects.create(
+        collection=collection, external_id="c", text="word " * 100
+    )  # no line break
+    Mention.objects.create(
+        document=document, start=95, end=109, text="word word word"
+    )  # across character 100
+    first = window_number(document, 1, size=100)
+    assert (first.start, first.end, first.count) == (0, 110, 5)  # past the mention, at the next word
+    assert window_at(document, 95, size=100) == first
+    assert window_number(document, 2, size=100).start == 110

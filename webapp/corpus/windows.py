@@ -82,7 +82,7 @@ def _count(document: Document, size: int) -> int:
 def _window(document: Document, k: int, count: int, size: int) -> TextWindow:
     start = _boundary(document, k, size)
     end = _boundary(document, k + 1, size) if k + 1 < count else len(document.text)
-    return TextWindow(k + 1, count, start, end, len(document.text))
+    return TextWindow(k + 1, count, start, max(start, end), len(document.text))  # max: a pathological chain of moves
 
 
 def window_number(document: Document, number: int | str | None, size: int | None = None) -> TextWindow:

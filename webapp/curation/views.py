@@ -157,7 +157,8 @@ def _document_context(document: Document, window: TextWindow | None = None) -> d
 def _window_of(document: Document, request: HttpRequest) -> TextWindow:
     """The part a page shows: the one holding the mention it opens on (?m=), else the part asked for (?part=)."""
     selected = request.GET.get("m", "")
-    start = document.mentions.filter(pk=int(selected)).values_list("start", flat=True).first() if selected.isdigit() else None
+    wanted = selected.isdigit() and len(selected) < 19  # an id; a longer number is no id (and overflows bigint)
+    start = document.mentions.filter(pk=int(selected)).values_list("start", flat=True).first() if wanted else None
     return window_at(document, start) if start is not None else window_number(document, request.GET.get("part"))
 
 
