@@ -216,7 +216,8 @@ REST_FRAMEWORK = {
     ],
     # The task queue unreachable while queueing a job: 503 with the reason (webapp.core.queue.QueueUnavailable).
     "EXCEPTION_HANDLER": "webapp.api.exceptions.exception_handler",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    # page and page_size as the schema says (positive integers, given once), else a 400 naming them.
+    "DEFAULT_PAGINATION_CLASS": "webapp.api.pagination.Pagination",
     "PAGE_SIZE": 50,
     # REST API issue: OpenAPI 3 schema, django-filter filtering, and throttling (per user, per anonymous IP,
     # and a scope for the compute-heavy POST /api/link).

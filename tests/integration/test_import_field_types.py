@@ -47,7 +47,7 @@ def refusal(tmp_path: Path, name: str, text: str, fmt: str) -> str:
         ({"document_id": {"a": 1}}, "document #1: field 'id' must be a string (found {'a': 1})"),
         ({"document_id": 42}, "document #1: field 'id' must be a string (found 42)"),
         ({"passage_offset": "0"}, "document 42 / passage 1: field 'offset' must be an integer (found '0')"),
-        ({"passage_offset": 0.0}, "document 42 / passage 1: field 'offset' must be an integer (found 0.0)"),
+        ({"passage_offset": 0.5}, "document 42 / passage 1: field 'offset' must be an integer (found 0.5)"),
         ({"passage_offset": True}, "document 42 / passage 1: field 'offset' must be an integer (found True)"),
         ({"location": {"offset": "0", "length": 6}},
          "document 42 / annotation T1: location field 'offset' must be an integer (found '0')"),

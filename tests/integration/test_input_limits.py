@@ -208,7 +208,7 @@ def test_an_import_job_of_a_far_offset_fails_naming_the_limit(tmp_path: Path) ->
     assert run_import(job.pk) == ImportJob.State.FAILED
     job.refresh_from_db()
     assert job.message == (
-        f"{path}: document 42 / passage 1: field 'offset' is 300,000,000 characters, "
+        f"{path.name}: document 42 / passage 1: field 'offset' is 300,000,000 characters, "
         "over the 10,000,000-character limit (IMPORT_MAX_DOCUMENT_CHARS)"
     )
     assert nothing_written() and not Collection.objects.exists()

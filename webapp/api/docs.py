@@ -30,6 +30,8 @@ DOCS_CSP = "; ".join(
 
 
 class _LocalOnly:
+    schema = None  # a page, not an operation of the API
+
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         response: HttpResponse = super().get(request, *args, **kwargs)  # type: ignore[misc]
         response["Content-Security-Policy"] = DOCS_CSP

@@ -25,6 +25,36 @@ class SlugLookupField(serializers.SlugRelatedField):
             raise serializers.ValidationError("NUL characters are not allowed")
         return super().to_internal_value(data)
 
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        # DRF reads "" as null for a relation (an HTML form's empty choice); the schema says a slug or null.
+        if data == "":
+            raise serializers.ValidationError("may not be blank: give a slug" + (", or null for none" if self.allow_null else ""))
+        return super().run_validation(data)
+
+
+# JSON's literals: a multipart form has no null or boolean, so a client that sends one gets its name as text. As a
+# slug it would name a dictionary "null"; it is refused instead.
+RESERVED_SLUGS = frozenset({"null", "true", "false"})
+
+
+class UploadSlugField(serializers.SlugField):
+    """A slug given in a form (multipart): not one of JSON's literals."""
+
+    def to_internal_value(self, data: Any) -> str:
+        slug = super().to_internal_value(data)
+        if slug.lower() in RESERVED_SLUGS:
+            raise serializers.ValidationError(f"{slug!r} is reserved (a form cannot tell it from JSON's {slug.lower()})")
+        return slug
+
+
+def umls_codes_field(what: str, help_text: str) -> serializers.RegexField:
+    """Comma-separated UMLS abbreviations (SAB or LAT: MSH, SNOMEDCT_US, ENG): upper case, each starting with a letter."""
+    return serializers.RegexField(
+        r"^\s*[A-Z][A-Z0-9_.-]*(\s*,\s*[A-Z][A-Z0-9_.-]*)*\s*$", required=False, allow_blank=True, max_length=2000,
+        help_text=help_text,
+        error_messages={"invalid": f"expected {what} as upper-case UMLS abbreviations separated by commas"},
+    )
+
 
 def validate_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     """Document metadata as PostgreSQL's jsonb can store it and the app can encode it back."""
@@ -102,7 +132,7 @@ class ImportRequestSerializer(serializers.Serializer):
 
     kind = serializers.ChoiceField(choices=ImportJob.Kind.choices)
     path = serializers.CharField(max_length=1000)
-    slug = serializers.SlugField(help_text="Dictionary slug (kind=dictionary) or collection slug (kind=documents).")
+    slug = UploadSlugField(help_text="Dictionary slug (kind=dictionary) or collection slug (kind=documents).")
     title = serializers.CharField(required=False, allow_blank=True, max_length=200)
     release = serializers.CharField(
         required=False, allow_blank=True, max_length=120,
@@ -145,20 +175,18 @@ class DictionaryUploadSerializer(serializers.Serializer):
     """Input of POST /api/dictionaries/upload/: the file goes to the shared artifact volume, a worker imports it."""
 
     file = serializers.FileField()
-    slug = serializers.SlugField(max_length=64, help_text="The dictionary; an existing one gets the file as a new release.")
+    slug = UploadSlugField(max_length=64, help_text="The dictionary; an existing one gets the file as a new release.")
     title = serializers.CharField(required=False, allow_blank=True, max_length=200)
     release = serializers.CharField(
         required=False, allow_blank=True, max_length=120,
         help_text="The release's label (default: from the file's header, else its name and checksum).",
     )
-    sources = serializers.CharField(
-        required=False, allow_blank=True, max_length=2000,
-        help_text="A UMLS release (.zip of its META folder): the sources (SAB) whose names are imported, e.g. MSH,OMIM,HPO "
-                  "(default: every source).",
+    sources = umls_codes_field(
+        "sources", "A UMLS release (.zip of its META folder): the sources (SAB) whose names are imported, e.g. "
+                   "MSH,OMIM,HPO (default: every source).",
     )
-    languages = serializers.CharField(
-        required=False, allow_blank=True, max_length=200,
-        help_text="A UMLS release: the languages (LAT) whose names are imported, e.g. ENG,FRE (default: ENG).",
+    languages = umls_codes_field(
+        "languages", "A UMLS release: the languages (LAT) whose names are imported, e.g. ENG,FRE (default: ENG).",
     )
 
 

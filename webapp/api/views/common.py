@@ -13,24 +13,19 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from webapp.api.pagination import Pagination  # noqa: F401  (the viewsets import it from here)
 from webapp.api.serializers import ImportReportSerializer
 from webapp.core import limits
 from webapp.corpus.formats import FORMATS
 from webapp.corpus.formats.services import ID_FORMS, LINK_CHOICES, check_export_options, export_documents
 from webapp.corpus.importers import ImportReport
 from webapp.corpus.models import Document
-
-
-class Pagination(PageNumberPagination):
-    page_size_query_param = "page_size"
-    max_page_size = 500
 
 
 class RejectNulMixin:

@@ -117,7 +117,9 @@ def _check_json_types(path: str | Path, collection: bioc.BioCCollection) -> None
 def _typed(path: str | Path, where: str, name: str, value: object, kind: type, optional: bool = False) -> None:
     if value is None and optional:
         return
-    # bool is an int in Python; an offset given as true is an error, not 1.
+    # JSON Schema's integer is any number without a fraction (1e12, 3.0); bool is an int in Python, true is not 1.
+    if kind is int and isinstance(value, float) and value.is_integer():
+        return
     if not isinstance(value, kind) or isinstance(value, bool):
         expected = "an integer" if kind is int else "a string"
         raise FormatError(path, where, f"{name} must be {expected} (found {_shown(value)})")
@@ -158,6 +160,8 @@ def _int(path: str | Path, where: str, value: object, name: str) -> int:
     digits (XML has only text); anything else is refused by name."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     if isinstance(value, str) and re.fullmatch(r"\s*-?[0-9]+\s*", value):
         try:
             return int(value)
