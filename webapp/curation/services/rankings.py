@@ -37,6 +37,7 @@ from linker.linker import Linker
 from linker.rerank import MentionSpan
 from linker.rerank.results import LinkedMention
 from webapp.corpus.models import Mention
+from webapp.corpus.windows import window_at
 from webapp.curation.models import OPEN_STATUSES
 from webapp.training.registry import ActiveLinker
 
@@ -330,8 +331,8 @@ os.register_at_fork(after_in_child=_PREFETCHER.forget)
 
 
 def prefetch_document(active: ActiveLinker, mention: Mention, document_text: str, k: int) -> bool:
-    """With ``CURATION_PREFETCH`` on, link the open mentions of ``mention``'s document that this process has no
-    current ranking for, on the background thread, the ones after ``mention`` first (the order a curator goes in).
+    """With ``CURATION_PREFETCH`` on, link the open mentions of ``mention``'s document (of a long one, of the part it is
+    in) that this process has no current ranking for, on the background thread, the ones after ``mention`` first (the order a curator goes in).
     Which kept rankings are still current is asked there, not here (:meth:`Linker.still_ranks` takes about 0.7 ms a
     ranking: 10-20 ms a document, which a decision's answer paid before). False when no other mention is open,
     that document is being prefetched already, prefetching is off or it does not pay here now
@@ -339,7 +340,10 @@ def prefetch_document(active: ActiveLinker, mention: Mention, document_text: str
     if not settings.CURATION_PREFETCH or not PAYOFF.allows():
         return False
     linker = active.linker
+    # Of a long document, the part the curator sees (webapp.corpus.windows), not its 20,000 mentions.
+    part = window_at(mention.document, mention.start)
     rows = (Mention.objects.filter(document_id=mention.document_id, status__in=OPEN_STATUSES).exclude(pk=mention.pk)
+            .filter(start__gte=part.start, start__lt=part.end)
             .order_by("start", "end", "pk").values_list("pk", "text", "start", "end"))
     spans = [_Span(*row) for row in rows]
     spans = [s for s in spans if s.start >= mention.start] + [s for s in spans if s.start < mention.start]
