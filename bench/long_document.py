@@ -46,9 +46,18 @@ RESULTS = ROOT / "bench" / "RESULTS.md"
 SLUG = "bench-long-document"
 USERNAME = "bench-long-document-curator"
 GOAL_MB = 200
-DISEASES = ["asthma", "chronic obstructive pulmonary disease", "type 2 diabetes", "breast cancer", "gout", "hypertension"]
-WORDS = ("the parties agree that any claim arising under this agreement shall be settled by arbitration in accordance "
-         "with the rules then in force and the tribunal may award costs where a party has acted unreasonably").split()
+DISEASES = [
+    "asthma",
+    "chronic obstructive pulmonary disease",
+    "type 2 diabetes",
+    "breast cancer",
+    "gout",
+    "hypertension",
+]
+WORDS = (
+    "the parties agree that any claim arising under this agreement shall be settled by arbitration in accordance "
+    "with the rules then in force and the tribunal may award costs where a party has acted unreasonably"
+).split()
 
 
 def synthetic_record(chars: int, mentions: int, seed: int = 41) -> dict[str, Any]:
@@ -67,7 +76,14 @@ def synthetic_record(chars: int, mentions: int, seed: int = 41) -> dict[str, Any
             filler.append(rng.choice(WORDS))
         paragraph = (sentence + " ".join(filler))[: per - 2] + ".\n"
         start = at + len(before) + len(" a claimant with ")
-        spans.append({"start": start, "end": start + len(disease), "type": "Disease", "links": [{"concept_id": "D001249"}]})
+        spans.append(
+            {
+                "start": start,
+                "end": start + len(disease),
+                "type": "Disease",
+                "links": [{"concept_id": "D001249"}],
+            }
+        )
         parts.append(paragraph)
         at += len(paragraph)
     return {"id": "long-1", "text": "".join(parts), "mentions": spans}
@@ -120,9 +136,25 @@ def curator_session() -> str:
 
 def start_server(port: int) -> tuple[subprocess.Popen[bytes], int]:
     """gunicorn as the launcher runs it, with one worker: the server process and its worker's pid."""
-    argv = [sys.executable, "-m", "gunicorn", "webapp.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1",
-            "--threads", "4", "--timeout", "300", "--error-logfile", "-"]
-    server = subprocess.Popen(argv, cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    argv = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "webapp.wsgi",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        "1",
+        "--threads",
+        "4",
+        "--timeout",
+        "300",
+        "--error-logfile",
+        "-",
+    ]
+    server = subprocess.Popen(
+        argv, cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.time() + 120
     while time.time() < deadline:
         try:
@@ -181,7 +213,9 @@ def measure(port: int, worker: int, session: str, path: str) -> dict[str, Any]:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Cookie": f"sessionid={session}"})
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}", headers={"Cookie": f"sessionid={session}"}
+    )
     began = time.perf_counter()
     with urllib.request.urlopen(request, timeout=600) as response:
         body = response.read()
@@ -190,9 +224,15 @@ def measure(port: int, worker: int, session: str, path: str) -> dict[str, Any]:
     done.set()
     sampler.join()
     peak_kb = _status_kb(worker, "VmHWM") if exact else max(samples)
-    return {"path": path, "status": code, "seconds": round(seconds, 3), "bytes": len(body),
-            "peak_mb_above_idle": round(max(peak_kb - idle_kb, 0) / 1024, 1), "idle_mb": round(idle_kb / 1024, 1),
-            "peak_measured": "VmHWM" if exact else "sampled"}
+    return {
+        "path": path,
+        "status": code,
+        "seconds": round(seconds, 3),
+        "bytes": len(body),
+        "peak_mb_above_idle": round(max(peak_kb - idle_kb, 0) / 1024, 1),
+        "idle_mb": round(idle_kb / 1024, 1),
+        "peak_measured": "VmHWM" if exact else "sampled",
+    }
 
 
 def main(args: argparse.Namespace) -> dict[str, Any]:
@@ -201,16 +241,25 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
     document_id, import_seconds, chars = import_document(args.chars, args.mentions)
     from webapp.corpus.models import Mention
 
-    middle = Mention.objects.filter(document_id=document_id).order_by("start").values_list("pk", flat=True)[args.mentions // 2]
+    middle = (
+        Mention.objects.filter(document_id=document_id)
+        .order_by("start")
+        .values_list("pk", flat=True)[args.mentions // 2]
+    )
     session = curator_session()
     machine = describe_machine(connection)
     connection.close()  # the server has its own connections
     server, worker = start_server(args.port)
     try:
-        measure(args.port, worker, session, "/api/mentions/?page_size=1")  # warm: modules, templates, connection
+        measure(
+            args.port, worker, session, "/api/mentions/?page_size=1"
+        )  # warm: modules, templates, connection
         measure(args.port, worker, session, f"/curate/{SLUG}/documents/{document_id}/?part=1")
         paths = {
-            **{f"mentions_api_{n}": f"/api/mentions/?document={document_id}&page_size={n}" for n in (20, 100, 500)},
+            **{
+                f"mentions_api_{n}": f"/api/mentions/?document={document_id}&page_size={n}"
+                for n in (20, 100, 500)
+            },
             "document_api": f"/api/documents/{document_id}/",
             "document_list_api": f"/api/documents/?collection={SLUG}",
             "document_page": f"/collections/{SLUG}/documents/{document_id}/",
@@ -236,18 +285,25 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
 def markdown(outcome: dict[str, Any], note: str) -> str:
     doc = outcome["document"]
     lines = [
-        "", f"## One long document on the web server ({outcome['date']})", "",
+        "",
+        f"## One long document on the web server ({outcome['date']})",
+        "",
         f"`python bench/long_document.py` on {outcome['machine']}. A synthetic document of {doc['chars']:,} characters "
         f"with {doc['mentions']:,} mentions (imported as JSONL in {doc['import_seconds']} s), served by gunicorn with one "
         "worker as the launcher runs it, each request alone as a curator. Peak = the worker's peak RSS during the "
         f"request above its RSS just before. Goal: < {outcome['goal_mb']} MB for the mention list at page_size=500 "
         f"({'met' if outcome['goal_met'] else 'NOT met'}). Before this change (issue #41): the mention list grew a "
         "worker by +90 / +180 / +342 MB at page_size 5 / 10 / 20 and by 9.36 GB at 500 (OOM-killed); the document page "
-        "took 20 s (22.9 MB of HTML), the curation page 21 s, the document API 12 s." + (f" {note}" if note else ""), "",
-        "| request | status | seconds | response bytes | peak MB above idle |", "|---|---|---|---|---|",
+        "took 20 s (22.9 MB of HTML), the curation page 21 s, the document API 12 s."
+        + (f" {note}" if note else ""),
+        "",
+        "| request | status | seconds | response bytes | peak MB above idle |",
+        "|---|---|---|---|---|",
     ]
     for name, r in outcome["requests"].items():
-        lines.append(f"| {name}: `{r['path']}` | {r['status']} | {r['seconds']} | {r['bytes']:,} | {r['peak_mb_above_idle']} |")
+        lines.append(
+            f"| {name}: `{r['path']}` | {r['status']} | {r['seconds']} | {r['bytes']:,} | {r['peak_mb_above_idle']} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -257,7 +313,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--mentions", type=int, default=20_000)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--note", default="", help="A sentence appended to the recorded figures.")
-    parser.add_argument("--no-record", action="store_true", help="Print only; do not append to bench/RESULTS.md.")
+    parser.add_argument(
+        "--no-record", action="store_true", help="Print only; do not append to bench/RESULTS.md."
+    )
     return parser.parse_args(argv)
 
 

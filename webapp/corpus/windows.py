@@ -64,7 +64,9 @@ def _boundary(document: Document, k: int, size: int) -> int:
         line = text.find("\n", at, at + _LINE_REACH)
         space = line if line >= 0 else text.find(" ", at, at + _SPACE_REACH)
         at = space + 1 if space >= 0 else at
-        crossing = Mention.objects.filter(document_id=document.pk, start__lt=at, end__gt=at).aggregate(end=Max("end"))["end"]
+        crossing = Mention.objects.filter(document_id=document.pk, start__lt=at, end__gt=at).aggregate(
+            end=Max("end")
+        )["end"]
         if crossing is None:
             return at
         at = crossing
@@ -82,7 +84,9 @@ def _count(document: Document, size: int) -> int:
 def _window(document: Document, k: int, count: int, size: int) -> TextWindow:
     start = _boundary(document, k, size)
     end = _boundary(document, k + 1, size) if k + 1 < count else len(document.text)
-    return TextWindow(k + 1, count, start, max(start, end), len(document.text))  # max: a pathological chain of moves
+    return TextWindow(
+        k + 1, count, start, max(start, end), len(document.text)
+    )  # max: a pathological chain of moves
 
 
 def window_number(document: Document, number: int | str | None, size: int | None = None) -> TextWindow:
