@@ -89,8 +89,9 @@ def _decide(bob: Any, action: str, concept: Concept | None, bulk: bool, monkeypa
         assert first is not None
         with transaction.atomic():
             earlier_hooks = len(connection.run_on_commit)
+            curator = type(bob).objects.get(pk=bob.pk)  # a fresh user object: roles are cached on it per request
             with CaptureQueriesContext(connection) as queries:
-                outcome = services.decide(user=bob, mention_id=first.pk, action=action, seen_updated_at=first.updated_at,
+                outcome = services.decide(user=curator, mention_id=first.pk, action=action, seen_updated_at=first.updated_at,
                                           concept=concept, scope="collection")
             state = _state(outcome.batch)
             for _savepoints, hook, _robust in connection.run_on_commit[earlier_hooks:]:  # what commit would run
@@ -125,8 +126,9 @@ def test_propagation_to_many_twins_takes_a_fixed_number_of_statements(demo, bob)
             for n in range(more):
                 document = Document.objects.create(collection=demo, external_id=f"more-{n}", text=extra.text)
                 Mention.objects.create(document=document, start=0, end=15, text="cystic fibrosis", status="pending")
+            curator = type(bob).objects.get(pk=bob.pk)  # a fresh user object: roles are cached on it per request
             with CaptureQueriesContext(connection) as queries:
-                outcome = services.decide(user=bob, mention_id=first.pk, action="accept", seen_updated_at=first.updated_at,
+                outcome = services.decide(user=curator, mention_id=first.pk, action="accept", seen_updated_at=first.updated_at,
                                           concept=cf, scope="collection")
             assert len(outcome.propagated) == 4 + more
             counts.append(len(queries.captured_queries))
