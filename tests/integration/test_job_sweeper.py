@@ -214,12 +214,12 @@ def test_an_index_being_built_elsewhere_is_not_queued_again(idle_queue, mini) ->
     assert sweep_queued_jobs() == [f"index version {index.pk} queued again"]
 
 
-def test_the_sweep_runs_every_minute_on_the_default_queue() -> None:
+def test_the_sweep_runs_every_minute_on_the_interactive_queue() -> None:
     from webapp.celery import app
 
     entry = app.conf.beat_schedule["sweep-queued-jobs"]
-    assert (entry["task"], entry["schedule"], entry["options"]["queue"]) == ("tasks.jobs.sweep_queued_jobs", 60.0, "default")
-    assert app.amqp.router.route({}, "tasks.jobs.sweep_queued_jobs")["queue"].name == "default"
+    assert (entry["task"], entry["schedule"], entry["options"]["queue"]) == ("tasks.jobs.sweep_queued_jobs", 60.0, "interactive")
+    assert app.amqp.router.route({}, "tasks.jobs.sweep_queued_jobs")["queue"].name == "interactive"
     assert "tasks.jobs" in app.conf.include
 
 

@@ -81,13 +81,14 @@ def test_the_run_pages_never_sweep(alice_client) -> None:  # type: ignore[no-unt
     assert TrainingRun.objects.get(pk=run.pk).state == "running"
 
 
-def test_the_workers_sweep_every_minute_on_the_default_queue() -> None:
+def test_the_workers_sweep_every_minute_on_the_interactive_queue() -> None:
     from tasks.training import sweep_stale_runs
     from webapp.celery import SWEEP_EVERY_S, app
 
     [entry] = [e for e in app.conf.beat_schedule.values() if e["task"] == "tasks.training.sweep_stale_runs"]
     assert entry["schedule"] == SWEEP_EVERY_S == 60.0
-    assert app.amqp.router.route({}, "tasks.training.sweep_stale_runs")["queue"].name == "default"
+    # The queue of short work, whose worker no training run holds up.
+    assert app.amqp.router.route({}, "tasks.training.sweep_stale_runs")["queue"].name == "interactive"
     assert app.amqp.router.route({}, "tasks.training.train_task")["queue"].name == "gpu"
 
     stale = _running(_run(), heartbeat_ago=timedelta(minutes=10))
