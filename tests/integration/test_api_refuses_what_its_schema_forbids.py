@@ -110,3 +110,23 @@ def test_umls_filters_as_the_help_text_writes_them_are_taken(alice_api: APIClien
             "sources": "MSH, SNOMEDCT_US,HPO", "languages": "ENG"}
     response = alice_api.post("/api/dictionaries/upload/", body, format="multipart")
     assert response.status_code in (202, 503), response.content  # queued (or the test's broker is away): not refused
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "message"),
+    [
+        ("status=", "status", "may not be blank: give a value, or leave the parameter out"),
+        ("status=suggested&status=accepted", "status", "given 2 times; give it once"),
+        ("document=", "document", "may not be blank: give a value, or leave the parameter out"),
+        ("origin=gold&origin=curator", "origin", "given 2 times; give it once"),
+    ],
+)
+def test_a_filter_given_blank_or_twice_is_a_400_naming_it(alice_api: APIClient, query: str, field: str, message: str) -> None:
+    for url in ("/api/mentions/", "/api/links/"):
+        response = alice_api.get(f"{url}?{query}")
+        assert response.status_code == 400, (url, response.content)
+        assert response.json() == {field: [message]}
+
+
+def test_a_text_filter_may_be_empty_as_its_schema_allows(alice_api: APIClient) -> None:
+    assert alice_api.get("/api/mentions/?mention_type=&status=suggested").status_code == 200

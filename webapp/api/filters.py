@@ -8,7 +8,24 @@ from django.db.models import QuerySet
 from webapp.corpus.models import Document, Link, Mention
 
 
-class DocumentFilter(django_filters.FilterSet):
+class StrictFilterSet(django_filters.FilterSet):
+    """A filter's parameter means what the schema says: given once (``status=a&status=b`` read only the last), and
+    a choice, number or yes/no given empty (``status=``) is refused rather than read as no filter at all. A text
+    filter may be empty: the schema's string allows it, and it filters nothing."""
+
+    def is_valid(self) -> bool:
+        valid = super().is_valid()
+        getlist = getattr(self.data, "getlist", None)
+        for name, field in self.filters.items():
+            values = getlist(name) if getlist else []
+            if len(values) > 1:
+                self.form.add_error(name, f"given {len(values)} times; give it once")
+            elif values == [""] and not isinstance(field, django_filters.CharFilter):
+                self.form.add_error(name, "may not be blank: give a value, or leave the parameter out")
+        return valid and not self.form.errors
+
+
+class DocumentFilter(StrictFilterSet):
     collection = django_filters.CharFilter(field_name="collection__slug", help_text="Collection slug.")
     external_id = django_filters.CharFilter(help_text="The source's id (PMID).")
 
@@ -17,7 +34,7 @@ class DocumentFilter(django_filters.FilterSet):
         fields = ["collection", "external_id"]
 
 
-class MentionFilter(django_filters.FilterSet):
+class MentionFilter(StrictFilterSet):
     collection = django_filters.CharFilter(field_name="document__collection__slug", help_text="Collection slug.")
     document = django_filters.NumberFilter(field_name="document_id", help_text="Document id.")
     status = django_filters.ChoiceFilter(choices=Mention.Status.choices)
@@ -39,7 +56,7 @@ class MentionFilter(django_filters.FilterSet):
         return queryset.filter(pk__in=Link.objects.filter(concept__concept_id=value).values("mention_id"))
 
 
-class LinkFilter(django_filters.FilterSet):
+class LinkFilter(StrictFilterSet):
     collection = django_filters.CharFilter(field_name="mention__document__collection__slug", help_text="Collection slug.")
     document = django_filters.NumberFilter(field_name="mention__document_id", help_text="Document id.")
     mention = django_filters.NumberFilter(field_name="mention_id", help_text="Mention id.")
