@@ -145,7 +145,7 @@ def test_the_nightly_task_queues_a_run_only_after_new_decisions(django_user_mode
     from webapp.celery import app
 
     [entry] = [e for e in app.conf.beat_schedule.values() if e["task"] == "tasks.loop.nightly_retrain_task"]
-    assert entry["options"]["queue"] == "default"
+    assert entry["options"]["queue"] == "interactive"  # it only queues runs: short work
     d, policy, users, mentions = _world(django_user_model, every=None, nightly=True)
     assert nightly_retrain() == []  # no decisions yet
     Decision.objects.create(document=mentions[0].document, mention_text="asthma", action="accept", user=users[0])
