@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import psutil
+
 from webapp import embedded, launched
 from webapp.celery import DEFAULT_QUEUE, GPU_QUEUE, INTERACTIVE_QUEUE
 
@@ -370,10 +372,16 @@ def worker_argvs(python: str, data: Path) -> dict[str, list[str]]:
 
 
 def _record(supervisor: Supervisor) -> None:
-    """Write down this launcher and its children (webapp.launched), for `python -m webapp.launcher stop`."""
-    children = [supervisor.web, *supervisor.workers]
-    launched.record([launched.Launched.of("launcher", os.getpid()),
-                     *(launched.Launched.of(c.name, c.pid, c.own_group) for c in children if c.pid is not None)])
+    """Write down this launcher and its children (webapp.launched), for `python -m webapp.launcher stop`; a child that
+    has already ended is left out (the supervisor restarts it, and records again)."""
+    records = [launched.Launched.of("launcher", os.getpid())]
+    for child in (supervisor.web, *supervisor.workers):
+        if child.pid is not None and child.poll() is None:
+            try:
+                records.append(launched.Launched.of(child.name, child.pid, child.own_group))
+            except psutil.Error:  # ended between the look and the record
+                pass
+    launched.record(records)
 
 
 def run(data: Path | None, host: str, port: int, workers: int) -> int:

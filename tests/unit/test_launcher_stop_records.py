@@ -118,3 +118,19 @@ def test_the_launcher_is_asked_to_stop_and_stops_its_children_itself(data: Path)
         assert all(_gone(pid) for pid in pids)
     finally:
         launcher.poll() is None and launcher.kill()
+
+
+def test_the_launcher_records_its_running_children_and_leaves_out_one_that_ended(data: Path) -> None:
+    from webapp.launcher import Child, Supervisor, _record
+
+    web, crashing = Child("web server", SLEEPS), Child("worker", [PY, "-c", "pass"], own_group=True)
+    supervisor = Supervisor(web, [crashing])
+    supervisor.on_started = lambda: _record(supervisor)
+    supervisor.start()
+    try:
+        assert crashing.process is not None
+        crashing.process.wait(30)
+        _record(supervisor)  # as after a restart: the dead worker is not recorded, and nothing raises
+        assert [(r.name, r.pid) for r in launched.recorded()] == [("launcher", os.getpid()), ("web server", web.pid)]
+    finally:
+        supervisor.stop()
