@@ -130,3 +130,28 @@ def test_a_filter_given_blank_or_twice_is_a_400_naming_it(alice_api: APIClient, 
 
 def test_a_text_filter_may_be_empty_as_its_schema_allows(alice_api: APIClient) -> None:
     assert alice_api.get("/api/mentions/?mention_type=&status=suggested").status_code == 200
+
+
+def test_a_title_over_its_length_is_refused_as_sent_not_as_trimmed(alice_api: APIClient) -> None:
+    response = alice_api.post("/api/collections/", {"slug": "t", "title": "    " + "x" * 200}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"title": ["Ensure this field has no more than 200 characters."]}
+
+
+@pytest.mark.parametrize(
+    ("url", "field"), [("/api/collections/a/export/?suggestions=abc", "suggestions"), ("/api/links/?nil=5", "nil")]
+)
+def test_a_yes_no_parameter_is_true_or_false(alice_api: APIClient, collections, url: str, field: str) -> None:  # type: ignore[no-untyped-def]
+    response = alice_api.get(url)
+    assert response.status_code == 400
+    assert response.json() == {field: [f"must be true or false (found {url.rsplit('=', 1)[1]!r})"]}
+    assert alice_api.get(url.rsplit("=", 1)[0] + "=true").status_code == 200
+
+
+def test_a_form_field_given_twice_is_refused(alice_api: APIClient, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    settings.ARTIFACT_ROOT = tmp_path / "artifacts"
+    body = {"file": SimpleUploadedFile("umls.zip", b"PK\x05\x06" + b"\x00" * 18), "slug": "umls", "languages": ["ENG", "FRE"]}
+    response = alice_api.post("/api/dictionaries/upload/", body, format="multipart")
+    assert response.status_code == 400
+    assert response.json() == {"languages": ["given 2 times; give it once"]}
+    assert not ImportJob.objects.exists()

@@ -10,8 +10,9 @@ from webapp.corpus.models import Document, Link, Mention
 
 class StrictFilterSet(django_filters.FilterSet):
     """A filter's parameter means what the schema says: given once (``status=a&status=b`` read only the last), and
-    a choice, number or yes/no given empty (``status=``) is refused rather than read as no filter at all. A text
-    filter may be empty: the schema's string allows it, and it filters nothing."""
+    a choice, number or yes/no given empty (``status=``), or a yes/no given as anything but true or false, is refused
+    rather than read as no filter at all. A text filter may be empty: the schema's string allows it, and it filters
+    nothing."""
 
     def is_valid(self) -> bool:
         valid = super().is_valid()
@@ -22,6 +23,9 @@ class StrictFilterSet(django_filters.FilterSet):
                 self.form.add_error(name, f"given {len(values)} times; give it once")
             elif values == [""] and not isinstance(field, django_filters.CharFilter):
                 self.form.add_error(name, "may not be blank: give a value, or leave the parameter out")
+            elif isinstance(field, django_filters.BooleanFilter) and values and values[0].lower() not in ("true", "false"):
+                # Django's yes/no field reads anything else as "unknown", i.e. no filter.
+                self.form.add_error(name, f"must be true or false (found {values[0][:40]!r})")
         return valid and not self.form.errors
 
 

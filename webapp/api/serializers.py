@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from django.db import models
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -30,6 +31,40 @@ class SlugLookupField(serializers.SlugRelatedField):
         if data == "":
             raise serializers.ValidationError("may not be blank: give a slug" + (", or null for none" if self.allow_null else ""))
         return super().run_validation(data)
+
+
+class RawLengthCharField(serializers.CharField):
+    """A text whose max_length holds for the text as given: DRF trims blanks first, so a 204-character title with
+    four leading blanks passed a maxLength of 200 that the schema states of the text sent."""
+
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        if isinstance(data, str) and self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().run_validation(data)
+
+
+class StrictModelSerializer(serializers.ModelSerializer):
+    """A model's text fields with RawLengthCharField."""
+
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.CharField: RawLengthCharField,
+        models.SlugField: serializers.SlugField,  # a slug has no blanks to trim
+    }
+
+
+class SingleValuedForm(serializers.Serializer):
+    """A form (multipart) body gives each field once: DRF reads the last of a repeated field, so languages=A and
+    languages=B (the array a client meant) answered 202 with B alone."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        getlist = getattr(data, "getlist", None)
+        if getlist is not None:
+            repeated = {name: [f"given {len(getlist(name))} times; give it once"] for name in self.fields
+                        if len(getlist(name)) > 1}
+            if repeated:
+                raise serializers.ValidationError(repeated)
+        return super().to_internal_value(data)
 
 
 # JSON's literals: a multipart form has no null or boolean, so a client that sends one gets its name as text. As a
@@ -127,7 +162,7 @@ class ImportJobSerializer(serializers.ModelSerializer):
         return [public_message(w) for w in job.warnings]
 
 
-class ImportRequestSerializer(serializers.Serializer):
+class ImportRequestSerializer(SingleValuedForm):
     """Input of POST /api/imports/: a file on a volume the workers read, and the importer's options."""
 
     kind = serializers.ChoiceField(choices=ImportJob.Kind.choices)
@@ -171,7 +206,7 @@ class ConceptDetailSerializer(ConceptSerializer):
         return [{"concept_id": e.child.concept_id, "preferred_name": e.child.preferred_name} for e in edges]
 
 
-class DictionaryUploadSerializer(serializers.Serializer):
+class DictionaryUploadSerializer(SingleValuedForm):
     """Input of POST /api/dictionaries/upload/: the file goes to the shared artifact volume, a worker imports it."""
 
     file = serializers.FileField()
@@ -193,7 +228,7 @@ class DictionaryUploadSerializer(serializers.Serializer):
 # --- collections and documents -------------------------------------------------------------------------
 
 
-class CollectionCreateSerializer(serializers.ModelSerializer):
+class CollectionCreateSerializer(StrictModelSerializer):
     dictionary = SlugLookupField(
         slug_field="slug", queryset=Dictionary.objects.all(), required=False, allow_null=True,
         help_text="Slug of the dictionary whose concepts the mentions link to.",
@@ -209,7 +244,7 @@ class CollectionCreateSerializer(serializers.ModelSerializer):
         fields = ["slug", "title", "description", "dictionary", "detection", "auto_accept_threshold"]
 
 
-class UploadSerializer(serializers.Serializer):
+class UploadSerializer(SingleValuedForm):
     """Input of POST /api/collections/{slug}/upload/: a file in one of the interchange formats."""
 
     file = serializers.FileField(help_text="PubTator, BioC XML, BioC JSON, JSON Lines, a zip of brat .txt/.ann files, or plain "

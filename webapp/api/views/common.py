@@ -78,11 +78,25 @@ EXPORT_RESPONSES: dict[Any, Any] = {
 }
 
 
+def query_flag(request: Request, name: str, default: bool = False) -> bool:
+    """A yes/no query parameter as the schema types it (a boolean: true or false, given once); else a 400 naming it,
+    not read as false."""
+    values = request.query_params.getlist(name)
+    if not values:
+        return default
+    if len(values) > 1:
+        raise ValidationError({name: [f"given {len(values)} times; give it once"]})
+    value = values[0].lower()
+    if value not in ("true", "false"):
+        raise ValidationError({name: [f"must be true or false (found {values[0][:40]!r})"]})
+    return value == "true"
+
+
 def export_response(request: Request, documents: QuerySet[Document], stem: str) -> HttpResponse:
     fmt = request.query_params.get("as", "pubtator")
     if fmt not in FORMATS:
         raise ValidationError({"as": [f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}"]})
-    suggestions = request.query_params.get("suggestions", "false").lower() in ("1", "true", "yes")
+    suggestions = query_flag(request, "suggestions")
     ids = request.query_params.get("ids", "dictionary")
     links = request.query_params.get("links", "decided")
     for name, value, choices in (("ids", ids, tuple(ID_FORMS)), ("links", links, tuple(LINK_CHOICES))):
