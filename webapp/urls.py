@@ -3,9 +3,10 @@ from django.urls import include, path
 
 from webapp.core import import_views
 from webapp.core import views as core_views
+from webapp.projects.dashboard import home
 
 urlpatterns = [
-    path("", core_views.home, name="home"),
+    path("", home, name="home"),
     path("healthz", core_views.healthz, name="healthz"),
     path("imports/", core_views.import_jobs, name="import-jobs"),
     path("imports/dictionary/", import_views.dictionary_import, name="import-dictionary"),

@@ -12,11 +12,6 @@ from webapp.core.decorators import admin_required
 from webapp.core.health import cached_checks
 from webapp.core.imports import job_rows
 from webapp.core.models import ImportJob
-from webapp.core.roles import is_curator
-from webapp.corpus.selectors import collection_summaries
-from webapp.projects import access
-from webapp.projects.selectors import project_summaries
-from webapp.vocab.selectors import dictionary_summaries
 
 
 @require_GET
@@ -28,24 +23,6 @@ def healthz(request: HttpRequest) -> JsonResponse:
     ok = all(c.ok for c in checks)
     body = {"status": "ok" if ok else "fail", "checks": {c.name: {"ok": c.ok, "ms": c.ms} | ({} if c.ok else {"error": c.detail}) for c in checks}}
     return JsonResponse(body, status=200 if ok else 503)
-
-
-@require_GET
-def home(request: HttpRequest) -> HttpResponse:
-    """The dashboard: what is loaded. An account without a role sees only how to get one."""
-    if not is_curator(request.user):
-        return render(request, "core/home.html", {"has_role": False})
-    collections = collection_summaries(access.visible_collections(request.user), access.visible_documents_q(request.user))
-    context = {
-        "has_role": True,
-        "projects": project_summaries(request.user),
-        "dictionaries": dictionary_summaries(),
-        "collections": collections,
-        "document_count": sum(c.documents for c in collections),
-        "mention_count": sum(c.progress.mentions for c in collections),
-        "decided_count": sum(c.progress.decided for c in collections),
-    }
-    return render(request, "core/home.html", context)
 
 
 IMPORT_JOBS_SHOWN = 100

@@ -14,7 +14,6 @@ from django.db import models
 from django.db.models import Q
 
 from webapp.corpus.models import Collection, Document, Mention
-from webapp.curation.models import Decision
 from webapp.vocab.models import KnownType
 
 
@@ -136,7 +135,8 @@ class Adjudication(models.Model):
     label = models.CharField(max_length=200, help_text="The decision: a concept id, NIL, or REJECT (not a mention).")
     chosen_annotator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     annotator_labels = models.JSONField(default=dict, help_text="Each annotator's label for the span, by username.")
-    decision = models.ForeignKey(Decision, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # By label, not by import: curation sits above projects in the layers (README, "Layers"); the relation is the same.
+    decision = models.ForeignKey("curation.Decision", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
