@@ -13,7 +13,13 @@ from django.test import Client
 
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation import selectors
-from webapp.curation.services import CurationError, decide, panel_ranking, suggest_for_collection
+from webapp.curation.services import (
+    CurationError,
+    decide,
+    panel_ranking,
+    store_ranking,
+    suggest_for_collection,
+)
 from webapp.curation.services.suggestions import FILTER_WIDENING, SUGGESTIONS_K, link_in_document
 from webapp.projects.concept_filter import build_filter, filter_for_collection, forget_filters
 from webapp.projects.models import Project, Workspace
@@ -163,6 +169,7 @@ def test_the_panel_ranks_only_allowed_concepts_and_still_fills_the_list(demo, bo
     assert ranking is not None and ranking.concept_filter is not None
     shown = [c.concept_id for c in ranking.candidates]
     assert shown[0] == BREAST_NEOPLASMS and set(shown) <= UNDER_NEOPLASMS
+    assert store_ranking(s.mention, ranking)  # a POST on the mention stores what its panel shows
     stored = list(s.mention.links.filter(origin=Link.Origin.MODEL).order_by("part", "rank").values_list("concept_ref", flat=True))
     assert stored == shown
     p = selectors.panel(s.mention, ranking)
@@ -199,7 +206,7 @@ def test_stored_suggestions_made_before_the_filter_are_filtered_and_replaced(dem
     assert stored_only.concept_filter == "under MESH:D009369 Neoplasms"
 
     ranking = panel_ranking(mention)
-    assert ranking is not None and ranking.stored
+    assert ranking is not None and store_ranking(mention, ranking)
     refs = set(mention.links.filter(origin=Link.Origin.MODEL).values_list("concept_ref", flat=True))
     assert refs and refs <= UNDER_NEOPLASMS
 
@@ -210,7 +217,7 @@ def test_the_background_suggestions_of_a_workspace_are_filtered(demo, bob) -> No
     refs = list(s.mention.links.filter(origin=Link.Origin.MODEL).order_by("rank").values_list("concept_ref", flat=True))
     assert refs[0] == BREAST_NEOPLASMS and set(refs) <= UNDER_NEOPLASMS
     ranking = panel_ranking(_fresh(s.mention.pk))
-    assert ranking is not None and not ranking.stored  # the panel shows what the worker stored
+    assert ranking is not None and not store_ranking(_fresh(s.mention.pk), ranking)  # the panel shows what the worker stored
 
 
 def test_search_finds_only_allowed_concepts(demo, bob) -> None:  # type: ignore[no-untyped-def]

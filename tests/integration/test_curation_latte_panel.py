@@ -19,7 +19,7 @@ from tests.curation_latte import (
 )
 from webapp.corpus.models import Collection, Link, Mention
 from webapp.curation import selectors
-from webapp.curation.services import panel_ranking, store_suggestions, suggest_for_collection
+from webapp.curation.services import panel_ranking, store_ranking, store_suggestions, suggest_for_collection
 from webapp.curation.services.suggestions import concept_pks
 from webapp.training.registry import forget_all, get_active_linker
 from webapp.training.services import activate_index, build_index, create_index_version
@@ -137,6 +137,7 @@ def test_stored_suggestions_are_the_reranked_order_with_their_conflicts(demo, la
     mention = Mention.objects.select_related("document__collection__dictionary").get(pk=mention.pk)
     ranking = panel_ranking(mention)
     assert ranking is not None and ranking.linked.ranked_by == "latte"
+    assert store_ranking(mention, ranking)  # as a POST on the mention stores what its panel shows
     stored = list(mention.links.filter(origin=Link.Origin.MODEL).order_by("part", "rank"))
     assert [link.concept_ref for link in stored] == [c.concept_id for c in expected.candidates]
     assert [link.score for link in stored] == pytest.approx([c.score for c in expected.candidates], abs=1e-5)  # the re-ranker's r
@@ -173,8 +174,13 @@ def test_a_corrupted_reranker_is_named_and_the_retriever_ranks(bob_client, demo,
     body = _panel(bob_client, mention)
     assert "class=\"small reranker-problem\"" in body and "corrupted" in body
     assert "ranked by the retriever" in body and "cand-latent" not in body and "type-conflict" not in body
+    retriever = [c.concept_id for c in linked(active.linker, mention).candidates]
+    shown = [part.split('"')[0] for part in body.split('data-concept-id="')[1:]]
+    assert shown == retriever
+    # The GET stored nothing; the suggestions task an index promotion queues stores what the panel shows.
+    suggest_for_collection(demo.pk)
     stored = list(mention.links.filter(origin=Link.Origin.MODEL).order_by("part", "rank").values_list("concept_ref", flat=True))
-    assert stored == [c.concept_id for c in linked(active.linker, mention).candidates]
+    assert stored == retriever
 
 
 def test_without_a_reranker_the_panel_shows_no_latent_types(bob_client, demo) -> None:  # type: ignore[no-untyped-def]

@@ -1,4 +1,4 @@
-"""The candidate panel: one service links the mention live and stores what it shows; the selector only reads."""
+"""The candidate panel: one service links the mention live (reading only), a POST stores what it shows; the selector only reads."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from webapp.corpus.models import Link, Mention
 from webapp.curation import selectors
-from webapp.curation.services import decide, panel_ranking
+from webapp.curation.services import decide, panel_ranking, store_ranking
 
 pytestmark = pytest.mark.django_db
 
@@ -26,18 +26,21 @@ def test_the_ranking_shown_is_stored_once_with_the_ranks_shown(demo) -> None:  #
     Mention.objects.filter(pk=m.pk).update(status=Mention.Status.PENDING)
     m.refresh_from_db()
     ranking = panel_ranking(m)
-    assert ranking is not None and ranking.stored
+    assert ranking is not None
+    assert not m.links.filter(origin=Link.Origin.MODEL).exists() and m.status == Mention.Status.PENDING  # it only read
+    assert store_ranking(m, ranking)  # what a POST on the mention does before it decides
     assert m.status == Mention.Status.SUGGESTED  # updated in place: the panel's data-status and its "seen" version
     shown = [(row.part, row.rank, row.concept_id) for row in selectors.panel(m, ranking).candidates]
     stored = list(m.links.filter(origin=Link.Origin.MODEL).order_by("part", "rank").values_list("part", "rank", "concept_ref"))
     assert shown == stored
     again = panel_ranking(m)
-    assert again is not None and not again.stored
+    assert again is not None and not store_ranking(m, again)
 
 
 def test_the_panel_selector_writes_nothing(demo) -> None:  # type: ignore[no-untyped-def]
     m = _mention("hypertension")
     ranking = panel_ranking(m)
+    store_ranking(m, ranking)
     with CaptureQueriesContext(connection) as queries:
         live = selectors.panel(m, ranking)
         stored_only = selectors.panel(m, None)
@@ -49,12 +52,12 @@ def test_the_panel_selector_writes_nothing(demo) -> None:  # type: ignore[no-unt
 
 def test_a_decided_mention_keeps_the_suggestions_it_was_decided_on(bob, demo) -> None:  # type: ignore[no-untyped-def]
     m = _mention("hypertension")
-    panel_ranking(m)
+    store_ranking(m, panel_ranking(m))
     decide(user=bob, mention_id=m.pk, action="nil", seen_updated_at=m.updated_at)
     m.refresh_from_db()
     Link.objects.filter(mention=m, origin=Link.Origin.MODEL).update(score=0.5)
     ranking = panel_ranking(m)
-    assert ranking is not None and not ranking.stored
+    assert ranking is not None and not store_ranking(m, ranking)
     assert set(m.links.filter(origin=Link.Origin.MODEL).values_list("score", flat=True)) == {0.5}
 
 

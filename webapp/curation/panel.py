@@ -1,6 +1,6 @@
 """The candidate panel's data: one read-only function, :func:`panel`, over a live ranking or the stored suggestions.
 
-The live ranking (which may store new suggestions) is computed by
+The live ranking (read only: a POST stores it) is computed by
 :func:`webapp.curation.services.suggestions.panel_ranking` and handed in; with a LATTE re-ranker each row
 carries what the re-ranker says of it (:mod:`webapp.curation.panel_types`).
 """
@@ -76,7 +76,6 @@ class Panel:
     gold: list[Link]
     latest: Decision | None
     note: str = ""
-    stored: bool = False  # the panel stored new suggestions (the mention may have become "suggested")
     types: MentionTypes | None = None  # who ranked, the mention's predicted types (None: stored suggestions)
     near_miss_notes: list[str] = field(default_factory=list)  # per part: its top two are siblings or parent and child
     has_hierarchy: bool = False  # the dictionary version has hierarchy edges ("a root" means something)
@@ -129,9 +128,8 @@ _Candidate = tuple[int, int, str, str, float, float | None, float | None, Candid
 def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
     """Everything the candidate panel shows for one mention (the mention comes with document__collection__dictionary).
 
-    ``ranking`` is the active linker's live ranking, already stored as the mention's suggestions where it is
-    open, so the rank recorded with a decision is the rank shown; None without an active index: the stored
-    suggestions are shown. Every query here is a handful of rows by index.
+    ``ranking`` is the active linker's live ranking (a decision stores it first, so the rank it records is the rank
+    shown); None without an active index: the stored suggestions are shown. Every query here is a handful of rows by index.
     """
     dictionary = mention.document.collection.dictionary
     parts = list(mention.part_texts) or [mention.text]
@@ -210,12 +208,11 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
             )
         )
     latest = Decision.objects.filter(mention=mention).select_related("user", "concept").order_by("-created_at", "-id").first()
-    stored = ranking.stored if ranking is not None else False
     # A candidate with a path proves a hierarchy; only when none has one is the version asked (one indexed row).
     has_hierarchy = any(row.path for row in rows) or (
         version is not None and HierarchyEdge.objects.filter(version=version).exists())
     confidence, nil_threshold = _confidence(ranking, links)
-    return Panel(mention, parts, rows, model_version, live, version, current, gold, latest, note, stored, types, notes,
+    return Panel(mention, parts, rows, model_version, live, version, current, gold, latest, note, types, notes,
                  has_hierarchy, confidence, nil_threshold, concept_filter.describe() if concept_filter is not None else "",
                  _teaching(rows, workspace, whole_text_of_parts))
 

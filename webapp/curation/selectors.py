@@ -1,7 +1,7 @@
 """Read side of the curation pages: dashboard figures and the review queue; the candidate panel's data is
 :mod:`webapp.curation.panel` (re-exported here) and the hierarchy around a candidate :mod:`webapp.curation.lineage`.
 
-Nothing here writes. The panel's live ranking (which may store new suggestions) is computed by
+Nothing here writes. The panel's live ranking (read only too: a POST stores it) is computed by
 :func:`webapp.curation.services.suggestions.panel_ranking` and handed to :func:`panel`.
 """
 

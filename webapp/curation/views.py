@@ -242,15 +242,19 @@ def _panel_response(
     alert_kind: str = "info",
     refresh_document: bool = False,
     trigger: dict[str, Any] | None = None,
+    store: bool = False,
 ) -> HttpResponse:
-    # The service links the mention live and stores what it shows; the selector only reads.
+    """The candidate panel. ``store``: a POST that changed the mention (added it, fixed its span, undid a decision)
+    stores the ranking shown as its suggestions; a GET only reads (the ranking is kept in the process's cache)."""
     ranking = services.panel_ranking(mention)
+    if store:
+        services.store_ranking(mention, ranking)
     data = selectors.panel(mention, ranking)
     context = {"p": data, "alert": alert, "alert_kind": alert_kind}
     body = render_to_string("curation/_panel.html", context, request)
     services.prefetch_rest_of_document(mention, ranking)  # only now: the background thread must not slow this answer
     # Storing suggestions may turn a pending mention into a suggested one: the keyboard script recolours
-    # that mention from the panel's data-status, so a panel view never re-renders the document.
+    # that mention from the panel's data-status.
     if refresh_document:  # the part of the text the mention is in: the one the page shows
         doc_context = {**_document_context(mention.document, window_at(mention.document, mention.start)), "oob": True}
         body += render_to_string("curation/document.html#document-text", doc_context, request)
@@ -280,6 +284,9 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
         concept = Concept.objects.filter(pk=data["concept"]).first()
         if concept is None:
             return _panel_response(request, mention, status=400, alert="That concept does not exist.", alert_kind="error")
+    # The ranking the panel showed (kept in the process) becomes the stored suggestions first, so the decision
+    # records the rank the curator saw; a GET stores nothing.
+    services.store_ranking(mention, services.panel_ranking(mention))
     try:
         outcome = services.decide(
             user=request.user,
@@ -368,7 +375,8 @@ def _undo(request: HttpRequest, decision: Decision) -> HttpResponse:
         body += render_to_string("curation/document.html#status-counts", context, request)
         return HttpResponse(body, headers={"HX-Trigger": json.dumps({"curation:undone": {"mention": None, "message": message}})})
     trigger = {"curation:undone": {"mention": mention_pk, "message": message}}
-    return _panel_response(request, _mention(request, mention_pk), alert=message, alert_kind="success", refresh_document=True, trigger=trigger)
+    return _panel_response(request, _mention(request, mention_pk), alert=message, alert_kind="success", refresh_document=True,
+                           trigger=trigger, store=True)
 
 
 @require_GET
@@ -415,7 +423,8 @@ def add_mention(request: HttpRequest, pk: int) -> HttpResponse:
         return _toast(request, str(exc), status=400)
     message = f"Added the mention “{decision.mention_text}”."
     trigger = {"curation:added": {"mention": decision.mention_id, "message": message}}
-    return _panel_response(request, _mention(request, decision.mention_id), alert=message, alert_kind="success", refresh_document=True, trigger=trigger)
+    return _panel_response(request, _mention(request, decision.mention_id), alert=message, alert_kind="success", refresh_document=True,
+                           trigger=trigger, store=True)
 
 
 @require_POST
@@ -436,7 +445,8 @@ def fix_span(request: HttpRequest, pk: int) -> HttpResponse:
         return _panel_response(request, mention, status=400, alert=str(exc), alert_kind="error")
     message = f"Span fixed: “{decision.mention_text}”."
     trigger = {"curation:decided": {"mention": mention.pk, "decision": decision.pk, "message": message, "advance": False}}
-    return _panel_response(request, _mention(request, pk), alert=message, alert_kind="success", refresh_document=True, trigger=trigger)
+    return _panel_response(request, _mention(request, pk), alert=message, alert_kind="success", refresh_document=True,
+                           trigger=trigger, store=True)
 
 
 def _toast(request: HttpRequest, message: str, status: int = 200) -> HttpResponse:

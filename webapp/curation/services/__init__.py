@@ -3,7 +3,7 @@
 - :mod:`.decisions`: the one decision service (accept, relink, NIL, reject; propagation; conflicts).
 - :mod:`.undo`: undoing a decision with its batch.
 - :mod:`.spans`: adding a mention, fixing a span.
-- :mod:`.suggestions`: storing the active linker's suggestions (the panel's live ranking, the background task).
+- :mod:`.suggestions`: the panel's live ranking (read only) and storing the active linker's suggestions (on a POST, by the background task).
 - :mod:`.detection`: mention detection of documents imported without mentions, and "Detect again".
 """
 
@@ -27,6 +27,7 @@ from webapp.curation.services.suggestions import (
     PanelRanking,
     panel_ranking,
     prefetch_rest_of_document,
+    store_ranking,
     store_suggestions,
     suggest_for_collection,
     suggest_links,
@@ -53,6 +54,7 @@ __all__ = [
     "prefetch_rest_of_document",
     "redetect",
     "part_count",
+    "store_ranking",
     "store_suggestions",
     "suggest_for_collection",
     "suggest_links",

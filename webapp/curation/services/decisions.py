@@ -159,7 +159,7 @@ def decide(
         mention = lock_mention(mention_id)
     else:
         mention, twins, skipped = _lock_with_identical_mentions(mention_id, scope, user)
-    if mention.updated_at != seen_updated_at:
+    if changed_since(mention, seen_updated_at):
         raise conflict(mention, seen_updated_at)
     batch = uuid.uuid4()
     if part is None:
@@ -186,6 +186,22 @@ def lock_mention(mention_id: int) -> Mention:
         return Mention.objects.select_for_update(of=("self",)).select_related("document__collection__dictionary").get(pk=mention_id)
     except Mention.DoesNotExist:
         raise Conflict(None, "This mention no longer exists (its addition was undone). Reload the document.") from None
+
+
+def changed_since(mention: Mention, seen: datetime) -> bool:
+    """Whether ``mention`` (locked) is no longer the version a curator saw (its ``updated_at`` then: ``seen``).
+
+    Gaining suggestions is no curator's change: a pending mention becomes "suggested" when the background task
+    links it, or when a POST stores the ranking its panel showed (a GET stores nothing), and a decision on it
+    stands. So a mention now suggested that no decision has touched since (none made, none undone) is still the
+    version seen. Adding it is no such decision: the curator saw it added.
+    """
+    if mention.updated_at == seen:
+        return False
+    if mention.status != Mention.Status.SUGGESTED or seen > mention.updated_at:
+        return True
+    touched = Q(created_at__gt=seen) & ~Q(action=Action.ADD_MENTION) | Q(undone_at__gt=seen)
+    return Decision.objects.filter(touched, mention=mention).exists()
 
 
 def conflict(mention: Mention, seen: datetime) -> Conflict:

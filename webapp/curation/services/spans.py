@@ -12,7 +12,14 @@ from django.db import IntegrityError, transaction
 
 from webapp.corpus.models import Document, Link, Mention, mention_too_long
 from webapp.curation.models import Decision
-from webapp.curation.services.decisions import Action, CurationError, Via, conflict, lock_mention
+from webapp.curation.services.decisions import (
+    Action,
+    CurationError,
+    Via,
+    changed_since,
+    conflict,
+    lock_mention,
+)
 
 
 def _clean_span(text: str, start: int, end: int) -> tuple[int, int]:
@@ -53,7 +60,7 @@ def add_mention(*, user: Any, document_id: int, start: int, end: int, mention_ty
 @transaction.atomic
 def fix_span(*, user: Any, mention_id: int, seen_updated_at: datetime, start: int, end: int, time_on_task_ms: int | None = None) -> Decision:
     mention = lock_mention(mention_id)
-    if mention.updated_at != seen_updated_at:
+    if changed_since(mention, seen_updated_at):
         raise conflict(mention, seen_updated_at)
     start, end = _clean_span(mention.document.text, start, end)
     if (start, end) == (mention.start, mention.end):

@@ -1,10 +1,12 @@
 """Model suggestions: the active linker's top-k candidates, stored as a mention's model links.
 
-Two writers, one rule (:func:`store_suggestions`): the background task links a collection's open mentions in
-batches (:func:`suggest_for_collection`), and the candidate panel links the mention it shows live
-(:func:`panel_ranking`; the ranking is kept in the process while the index is unchanged, and the rest of the
-document prefetched: :mod:`.rankings`), storing what it shows when that differs from what is stored, so the rank recorded
-with a decision is the rank the curator saw. Decided mentions keep the suggestions they were decided on.
+Suggestions are stored by writers of two kinds, one rule (:func:`store_many_suggestions`): the background task
+links a collection's open mentions in batches (:func:`suggest_for_collection`; queued by an index promotion and the
+dashboard), and a curator's POST on a mention stores the ranking its panel shows (:func:`store_ranking`: before a
+decision, so the rank recorded with it is the rank the curator saw, and with the panel that answers adding a mention,
+fixing a span or undoing). The panel's GET only reads (:func:`panel_ranking`): it links its mention live, the
+ranking kept in the process while the index is unchanged and the rest of the document prefetched (:mod:`.rankings`,
+a cache). Decided mentions keep the suggestions they were decided on.
 Both read the linker through the one door, :func:`webapp.training.registry.get_active_linker`, so synonyms
 curators added in any process count, and both link each mention in its document
 (:meth:`linker.linker.Linker.link_in_context`): with a LATTE re-ranker the order and the scores stored are
@@ -44,12 +46,11 @@ ANALYZE_AFTER_MENTIONS = 1000
 
 @dataclass(frozen=True)
 class PanelRanking:
-    """The active linker's candidates for one mention, as the panel shows them (and as they are now stored)."""
+    """The active linker's candidates for one mention, as the panel shows them (:func:`store_ranking` stores them)."""
 
     active: ActiveLinker
     linked: LinkedMention  # candidates ranked within each part, with their types and homonyms where known
     part_queries: list[str] | None  # the linker's own parts, where it split a composite the source did not
-    stored: bool  # these candidates replaced the stored suggestions just now (the mention may have become "suggested")
     confidences: list[float] = field(default_factory=list)  # per part: P(top-1 right); empty: uncalibrated linker
     concept_filter: ConceptFilter | None = None  # the project's filter the candidates were restricted to
     # Linked just now, asking the linker for this many candidates (0: the ranking was kept from before): the
@@ -96,10 +97,11 @@ def conflicts(linked: LinkedMention) -> list[bool]:
 
 
 def panel_ranking(mention: Mention, k: int = SUGGESTIONS_K) -> PanelRanking | None:
-    """Link one mention live (so synonyms added a moment ago count) and store the result if it is new.
+    """Link one mention live (so synonyms added a moment ago count), as its panel shows it. Writes nothing: the
+    ranking is kept in this process's cache (:mod:`.rankings`); :func:`store_ranking` stores it on a POST.
 
-    ``mention`` comes with document__collection__dictionary; its status and version are updated in place when
-    suggestions are stored. None without an active index (the panel shows stored suggestions then).
+    ``mention`` comes with document__collection__dictionary. None without an active index (the panel shows stored
+    suggestions then).
     """
     dictionary = mention.document.collection.dictionary
     active = get_active_linker(dictionary.slug) if dictionary is not None else None
@@ -114,18 +116,26 @@ def panel_ranking(mention: Mention, k: int = SUGGESTIONS_K) -> PanelRanking | No
         linked = within_filter(linked, concept_filter.allows_id, k)
     ranked = linked.candidates
     confidences = part_confidences(active, queries, [linked])[0]
-    stored = False
-    if mention.status in OPEN_STATUSES and _differs(mention, linked, active.label):
-        pks = concept_pks(active.dictionary_version, {c.concept_id for c in ranked})
-        with transaction.atomic():
-            locked = Mention.objects.select_for_update().get(pk=mention.pk)
-            if store_suggestions(locked, ranked, active.label, pks, conflicts(linked), confidences):
-                mention.status, mention.updated_at = locked.status, locked.updated_at
-                stored = True
     # The linker's own parts, where it split a composite the source did not.
     split = max(1, len(mention.part_texts)) < max((c.part for c in ranked), default=0) + 1
-    return PanelRanking(active, linked, queries[0] if split else None, stored, confidences, concept_filter,
+    return PanelRanking(active, linked, queries[0] if split else None, confidences, concept_filter,
                         asked if linked_now else 0)
+
+
+def store_ranking(mention: Mention, ranking: PanelRanking | None) -> bool:
+    """Store the ranking a panel shows as the mention's suggestions, where the mention is open and they differ
+    (a POST's work: before a decision, so the rank it records is the rank shown; after adding a mention or fixing
+    a span). Returns whether anything was written; ``mention`` gets its new status and ``updated_at``."""
+    if ranking is None or mention.status not in OPEN_STATUSES or not _differs(mention, ranking.linked, ranking.active.label):
+        return False
+    active, linked = ranking.active, ranking.linked
+    pks = concept_pks(active.dictionary_version, {c.concept_id for c in linked.candidates})
+    with transaction.atomic():
+        locked = Mention.objects.select_for_update(of=("self",)).get(pk=mention.pk)
+        if not store_suggestions(locked, linked.candidates, active.label, pks, conflicts(linked), ranking.confidences):
+            return False
+    mention.status, mention.updated_at = locked.status, locked.updated_at
+    return True
 
 
 def prefetch_rest_of_document(mention: Mention, ranking: PanelRanking | None) -> None:
