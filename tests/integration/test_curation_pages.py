@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from webapp.corpus.models import Document, Mention
+from webapp.corpus.models import Document, Link, Mention
 from webapp.curation.models import Decision
 from webapp.vocab.models import Concept
 
@@ -56,7 +56,8 @@ def test_the_panel_lists_ranked_candidates_with_types_paths_and_the_matched_syno
     html = response.content.decode()
     assert "latent:" not in html and 'data-action="pick" data-number="2"' in html  # no latent types without a re-ranker
     m.refresh_from_db()
-    assert m.status == Mention.Status.SUGGESTED  # the suggestions shown are stored, so ranks are recorded as seen
+    # A GET stores nothing: a decision stores the ranking shown first (tests/integration/test_decision_stores_the_ranking_shown.py).
+    assert m.status == Mention.Status.PENDING and not m.links.filter(origin=Link.Origin.MODEL).exists()
 
 
 def test_a_decision_over_http_answers_with_the_panel_and_a_stale_one_with_409(bob_client, alice, demo) -> None:  # type: ignore[no-untyped-def]

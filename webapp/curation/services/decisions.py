@@ -193,15 +193,16 @@ def changed_since(mention: Mention, seen: datetime) -> bool:
 
     Gaining suggestions is no curator's change: a pending mention becomes "suggested" when the background task
     links it, or when a POST stores the ranking its panel showed (a GET stores nothing), and a decision on it
-    stands. So a mention now suggested that no decision has touched since (none made, none undone) is still the
-    version seen. Adding it is no such decision: the curator saw it added.
+    stands. So a mention now suggested whose suggestions were stored after ``seen``, and that no decision has
+    touched since (none made, none undone; adding it is none: the curator saw it added), is still the version seen.
     """
     if mention.updated_at == seen:
         return False
-    if mention.status != Mention.Status.SUGGESTED or seen > mention.updated_at:
+    if mention.status != Mention.Status.SUGGESTED or not mention.created_at <= seen < mention.updated_at:
         return True
+    gained = mention.links.filter(origin=Link.Origin.MODEL, created_at__gt=seen).exists()
     touched = Q(created_at__gt=seen) & ~Q(action=Action.ADD_MENTION) | Q(undone_at__gt=seen)
-    return Decision.objects.filter(touched, mention=mention).exists()
+    return not gained or Decision.objects.filter(touched, mention=mention).exists()
 
 
 def conflict(mention: Mention, seen: datetime) -> Conflict:
