@@ -20,8 +20,8 @@ def carry_over_task(version_id: int) -> str:
     from django.utils import timezone
 
     from webapp.core.queue import QueueUnavailable
+    from webapp.training.releases import carry_over, queue_release_index
     from webapp.vocab.models import ReleaseCarryOver
-    from webapp.vocab.releases import carry_over, queue_release_index
 
     try:
         record = carry_over(version_id)

@@ -4,6 +4,8 @@ from django.urls import include, path
 from webapp.core import import_views
 from webapp.core import views as core_views
 from webapp.projects.dashboard import home
+from webapp.training import release_views
+from webapp.vocab import urls as vocab_urls
 
 urlpatterns = [
     path("", home, name="home"),
@@ -14,7 +16,8 @@ urlpatterns = [
     path("imports/text/", import_views.text_import, name="import-text"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
-    path("dictionaries/", include("webapp.vocab.urls")),
+    # A dictionary's releases page is training's (it reads the carry-over and index builds): the same namespace.
+    path("dictionaries/", include((vocab_urls.urlpatterns + release_views.urlpatterns, "vocab"))),
     path("collections/", include("webapp.corpus.urls")),
     path("curate/", include("webapp.curation.urls")),
     path("projects/", include("webapp.projects.urls")),

@@ -23,9 +23,10 @@ from rest_framework.test import APIClient
 
 from linker.data import iter_pubtator
 from webapp.corpus.formats import FORMATS
-from webapp.corpus.formats.services import export_documents, import_documents
+from webapp.corpus.formats.services import import_documents
 from webapp.corpus.models import Collection, Document, Mention
 from webapp.curation import services
+from webapp.curation.export import export_documents
 from webapp.curation.models import Decision
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 

@@ -21,9 +21,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from webapp.corpus.formats import FORMATS
-from webapp.corpus.formats.services import export_documents, import_documents
+from webapp.corpus.formats.services import import_documents
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation import services
+from webapp.curation.export import export_documents
 from webapp.curation.models import Decision
 from webapp.projects.models import Adjudication, Member, Project, Workspace
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name

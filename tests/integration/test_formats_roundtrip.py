@@ -15,8 +15,9 @@ from bioc import biocxml
 
 from linker.data import iter_pubtator
 from webapp.corpus.formats import FORMATS
-from webapp.corpus.formats.services import export_documents, import_documents
+from webapp.corpus.formats.services import import_documents
 from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.curation.export import export_documents
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
 pytestmark = pytest.mark.django_db

@@ -12,10 +12,10 @@ from tasks.releases import carry_over_task
 from tests.integration.release_fixtures import write_releases
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.training.models import IndexVersion
+from webapp.training.releases import review_links, review_synonyms
 from webapp.training.services import activate_index, build_index, create_index_version
 from webapp.vocab.importers import import_dictionary
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name, ReleaseCarryOver
-from webapp.vocab.releases import review_links, review_synonyms
 
 pytestmark = pytest.mark.django_db
 

@@ -14,9 +14,10 @@ from django.core.management.base import CommandError
 
 from webapp.core.imports import document_format
 from webapp.corpus.formats import FormatError
-from webapp.corpus.formats.services import export_documents, import_documents
+from webapp.corpus.formats.services import import_documents
 from webapp.corpus.formats.text import clean_text, read_text
 from webapp.corpus.models import Collection, Document, Mention
+from webapp.curation.export import export_documents
 
 pytestmark = pytest.mark.django_db
 

@@ -342,7 +342,7 @@ def promote_index(index_id: int) -> IndexVersion:
         dictionary__index_versions__pk=index_id, state=IndexVersion.State.ACTIVE).values_list("dictionary_version_id", flat=True).first()
     index = activate_index(index_id)
     # A newer release starting to serve carries over the synonyms curators added to the old one since its import
-    # (webapp.vocab.releases.carry_over_on_promotion; idempotent: nothing is copied twice), so none is lost.
+    # (webapp.training.releases.carry_over_on_promotion; idempotent: nothing is copied twice), so none is lost.
     index_promoted.send(sender=IndexVersion, index=index, previous_version_id=serving)
     for collection_id in Collection.objects.filter(dictionary_id=index.dictionary_id).values_list("pk", flat=True):
         enqueue("tasks.curation.suggest_links_task", collection_id)

@@ -6,5 +6,5 @@ from django.dispatch import Signal
 
 # Sent by webapp.training.services.promote_index once an index serves its dictionary: ``index`` (the IndexVersion)
 # and ``previous_version_id`` (the dictionary version the replaced index served; None when none was active).
-# webapp.vocab.releases listens (connected in webapp.training.apps): a newer release starting to serve carries the old release's curator synonyms over.
+# webapp.training.releases listens: a newer release starting to serve carries the old release's curator synonyms over.
 index_promoted = Signal()

@@ -188,7 +188,7 @@ class HierarchyEdge(models.Model):
 
 
 class ReleaseCarryOver(models.Model):
-    """What carrying curator work over to a new release did (:func:`webapp.vocab.releases.carry_over`).
+    """What carrying curator work over to a new release did (:func:`webapp.training.releases.carry_over`).
 
     One row per new release, written by the worker after the import commits and again each time the carry-over
     is run (it is idempotent): curator synonyms of the previous release copied to the surviving concepts, and

@@ -7,8 +7,7 @@ urlpatterns = [
     path("", views.dictionary_list, name="list"),
     path("<slug:slug>/", views.dictionary_detail, name="detail"),
     path("<slug:slug>/search/", views.concept_search, name="search"),
-    path("<slug:slug>/releases/", views.release_diff_view, name="releases"),
-    path("<slug:slug>/releases/<int:pk>/carry-over/", views.release_carry_over, name="carry-over"),
+    # The releases page (<slug>/releases/) is training's: webapp.training.release_views, included by webapp.urls.
     # Concept ids contain ':' (MESH:D003920, HP:0001250) and, in some sources, '/'.
     path("<slug:slug>/concepts/<path:concept_id>/", views.concept_detail, name="concept"),
 ]

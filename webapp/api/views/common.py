@@ -23,9 +23,10 @@ from webapp.api.pagination import Pagination  # noqa: F401  (the viewsets import
 from webapp.api.serializers import ImportReportSerializer
 from webapp.core import limits
 from webapp.corpus.formats import FORMATS
-from webapp.corpus.formats.services import ID_FORMS, LINK_CHOICES, check_export_options, export_documents
+from webapp.corpus.formats.services import ID_FORMS, LINK_CHOICES, check_export_options
 from webapp.corpus.importers import ImportReport
 from webapp.corpus.models import Document
+from webapp.curation.export import export_documents
 
 
 class RejectNulMixin:
