@@ -52,7 +52,11 @@ def export_documents(
 
 
 def document_records(
-    documents: QuerySet[Document], *, suggestions: bool = False, ids: str = "dictionary", links: str = "decided"
+    documents: QuerySet[Document],
+    *,
+    suggestions: bool = False,
+    ids: str = "dictionary",
+    links: str = "decided",
 ) -> Iterator[DocumentRecord]:
     """Records of the documents, with who decided each link and, on a project's documents, each span's
     adjudication (:mod:`webapp.curation.provenance`), read a batch of documents at a time. ``links``: which
@@ -130,17 +134,23 @@ class _Export:
                 metadata=document.metadata or {},
             )
 
-
-    def _adjudication(self, record: AdjudicationRecord | None, collection: Collection | None) -> AdjudicationRecord | None:
+    def _adjudication(
+        self, record: AdjudicationRecord | None, collection: Collection | None
+    ) -> AdjudicationRecord | None:
         """The annotators' labels in the export's id form, as its links are."""
         if record is None or not record.annotator_labels:
             return record
-        labels = {who: self.speller.label(label, collection) for who, label in record.annotator_labels.items()}
+        labels = {
+            who: self.speller.label(label, collection) for who, label in record.annotator_labels.items()
+        }
         return replace(record, annotator_labels=labels)
 
 
 def _mention_record(
-    mention: Mention, links: Sequence[tuple[Link, str]], adjudication: AdjudicationRecord | None, known: Provenance
+    mention: Mention,
+    links: Sequence[tuple[Link, str]],
+    adjudication: AdjudicationRecord | None,
+    known: Provenance,
 ) -> MentionRecord:
     return MentionRecord(
         start=mention.start,

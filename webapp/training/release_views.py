@@ -29,7 +29,9 @@ DIFF_ROWS_PER_PAGE = 50
 DIFF_SECTIONS = ("added", "removed", "merged", "obsoleted", "renamed", "names")
 
 
-def _release_pair(request: HttpRequest, versions: list[DictionaryVersion]) -> tuple[DictionaryVersion, DictionaryVersion]:
+def _release_pair(
+    request: HttpRequest, versions: list[DictionaryVersion]
+) -> tuple[DictionaryVersion, DictionaryVersion]:
     """``?old=<pk>&new=<pk>``, each defaulting to the newest release and the one before it; 404 for a release of
     another dictionary and for one release compared with itself."""
     by_pk = {str(v.pk): v for v in versions}
@@ -62,8 +64,11 @@ def release_diff_view(request: HttpRequest, slug: str) -> HttpResponse:
         others = {k: v for k, v in request.GET.items() if k.startswith("p_") and k != param}
         pages[section] = (page, urlencode({**pair_query, **others}), param)
     # Links of a project's documents are its members' (webapp.projects.access), here as everywhere.
-    links = (review_links(new).filter(mention__document__collection__in=access.visible_collections(request.user))
-             .filter(access.visible_documents_q(request.user, "mention__document__")))
+    links = (
+        review_links(new)
+        .filter(mention__document__collection__in=access.visible_collections(request.user))
+        .filter(access.visible_documents_q(request.user, "mention__document__"))
+    )
     context = {
         "dictionary": dictionary,
         "versions": versions,
@@ -88,7 +93,10 @@ def release_carry_over(request: HttpRequest, slug: str, pk: int) -> HttpResponse
     """Run the carry-over of a release again (idempotent), e.g. after curators worked on the old release since."""
     version = get_object_or_404(DictionaryVersion, pk=pk, dictionary__slug=slug)
     queue_carry_over(version)
-    messages.success(request, f"Carry-over to release {version.release} queued: the counts below update once a worker ran it.")
+    messages.success(
+        request,
+        f"Carry-over to release {version.release} queued: the counts below update once a worker ran it.",
+    )
     return redirect(f"{reverse('vocab:releases', args=[slug])}?new={version.pk}")
 
 
