@@ -284,9 +284,9 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
         concept = Concept.objects.filter(pk=data["concept"]).first()
         if concept is None:
             return _panel_response(request, mention, status=400, alert="That concept does not exist.", alert_kind="error")
-    # The ranking the panel showed (kept in the process) becomes the stored suggestions first, so the decision
-    # records the rank the curator saw; a GET stores nothing.
-    services.store_ranking(mention, services.panel_ranking(mention))
+    # The ranking the panel showed (kept in the process) becomes the stored suggestions in the decision's
+    # transaction, so the decision records the rank the curator saw; a GET stores nothing.
+    shown = services.panel_ranking(mention)
     try:
         outcome = services.decide(
             user=request.user,
@@ -299,6 +299,7 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
             time_on_task_ms=data["time_on_task_ms"],
             scope=data["scope"] or services.Scope.MENTION,
             teach=data["teach"],
+            store_shown=lambda locked: services.store_ranking(locked, shown, locked=True),
         )
     except services.Conflict as exc:
         current = _mention(request, pk) if exc.mention is not None else mention

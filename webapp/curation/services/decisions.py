@@ -139,14 +139,18 @@ def decide(
     time_on_task_ms: int | None = None,
     scope: str = Scope.MENTION,
     teach: bool = True,
+    store_shown: Callable[[Mention], object] | None = None,
 ) -> Outcome:
     """Record a decision on one mention, and optionally on every identical open mention of the scope.
 
     ``action`` is accept (``concept`` or the top suggestion, else the gold concept), relink (needs ``concept``),
     nil or reject. ``part=None`` accepts (each part's top suggestion) or NILs every part of a composite mention
     at once. ``teach=False``: the decision adds no name and is no training evidence (webapp.curation.teaching),
-    nor are its propagated copies. Raises :class:`Conflict` when the mention changed since ``seen_updated_at`` and
-    :class:`CurationError` when the decision does not fit the mention.
+    nor are its propagated copies. ``store_shown`` is called with the locked mention once its version is checked,
+    before the decision reads its suggestions: the curation screen stores there the ranking its panel showed (a GET
+    stores nothing; :func:`webapp.curation.services.suggestions.store_ranking`), so the rank recorded is the rank
+    seen, in the decision's own transaction. Raises :class:`Conflict` when the mention changed since
+    ``seen_updated_at`` and :class:`CurationError` when the decision does not fit the mention.
     """
     if action not in LINK_ACTIONS:
         raise CurationError(f"unknown decision {action!r}")
@@ -161,6 +165,8 @@ def decide(
         mention, twins, skipped = _lock_with_identical_mentions(mention_id, scope, user)
     if changed_since(mention, seen_updated_at):
         raise conflict(mention, seen_updated_at)
+    if store_shown is not None:
+        store_shown(mention)
     batch = uuid.uuid4()
     if part is None:
         if action not in (Action.ACCEPT, Action.NIL) or concept is not None:

@@ -122,20 +122,31 @@ def panel_ranking(mention: Mention, k: int = SUGGESTIONS_K) -> PanelRanking | No
                         asked if linked_now else 0)
 
 
-def store_ranking(mention: Mention, ranking: PanelRanking | None) -> bool:
+def store_ranking(mention: Mention, ranking: PanelRanking | None, *, locked: bool = False) -> bool:
     """Store the ranking a panel shows as the mention's suggestions, where the mention is open and they differ
-    (a POST's work: before a decision, so the rank it records is the rank shown; after adding a mention or fixing
-    a span). Returns whether anything was written; ``mention`` gets its new status and ``updated_at``."""
-    if ranking is None or mention.status not in OPEN_STATUSES or not _differs(mention, ranking.linked, ranking.active.label):
+    (a POST's work: in a decision's transaction, so the rank it records is the rank shown; after adding a mention,
+    fixing a span or undoing). ``locked``: the caller's transaction holds the mention's row lock already (a
+    decision). Returns whether anything was written; ``mention`` gets its new status and ``updated_at``."""
+    if ranking is None or mention.status not in OPEN_STATUSES:
         return False
     active, linked = ranking.active, ranking.linked
-    pks = concept_pks(active.dictionary_version, {c.concept_id for c in linked.candidates})
+    if locked:
+        return _store_shown(mention, ranking)
+    if not _differs(mention, linked, active.label):
+        return False
     with transaction.atomic():
-        locked = Mention.objects.select_for_update(of=("self",)).get(pk=mention.pk)
-        if not store_suggestions(locked, linked.candidates, active.label, pks, conflicts(linked), ranking.confidences):
+        row = Mention.objects.select_for_update(of=("self",)).get(pk=mention.pk)
+        if not _store_shown(row, ranking):
             return False
-    mention.status, mention.updated_at = locked.status, locked.updated_at
+    mention.status, mention.updated_at = row.status, row.updated_at
     return True
+
+
+def _store_shown(mention: Mention, ranking: PanelRanking) -> bool:
+    """:func:`store_ranking` on a mention locked in the current transaction (its stored links are compared there)."""
+    active, linked = ranking.active, ranking.linked
+    pks = concept_pks(active.dictionary_version, {c.concept_id for c in linked.candidates})
+    return store_suggestions(mention, linked.candidates, active.label, pks, conflicts(linked), ranking.confidences)
 
 
 def prefetch_rest_of_document(mention: Mention, ranking: PanelRanking | None) -> None:
