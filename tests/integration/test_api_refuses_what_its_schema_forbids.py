@@ -155,3 +155,10 @@ def test_a_form_field_given_twice_is_refused(alice_api: APIClient, settings, tmp
     assert response.status_code == 400
     assert response.json() == {"languages": ["given 2 times; give it once"]}
     assert not ImportJob.objects.exists()
+
+
+def test_a_form_with_dictionary_blank_is_refused_too(alice_api: APIClient) -> None:
+    response = alice_api.post("/api/collections/", "slug=f&title=F&dictionary=", content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 400
+    assert response.json() == {"dictionary": ["may not be blank: give a slug, or null for none"]}
+    assert not Collection.objects.exists()

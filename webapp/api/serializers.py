@@ -7,6 +7,7 @@ from django.db import models
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.utils import html
 
 from webapp.core.models import ImportJob
 from webapp.core.public import public_message
@@ -25,6 +26,12 @@ class SlugLookupField(serializers.SlugRelatedField):
         if isinstance(data, str) and "\x00" in data:
             raise serializers.ValidationError("NUL characters are not allowed")
         return super().to_internal_value(data)
+
+    def get_value(self, dictionary: Any) -> Any:
+        # A form's "dictionary=" reaches run_validation as "", not as the null DRF makes of it.
+        if html.is_html_input(dictionary) and dictionary.get(self.field_name) == "":
+            return ""
+        return super().get_value(dictionary)
 
     def run_validation(self, data: Any = serializers.empty) -> Any:
         # DRF reads "" as null for a relation (an HTML form's empty choice); the schema says a slug or null.
