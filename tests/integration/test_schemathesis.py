@@ -44,6 +44,9 @@ CHECKS = [
     schemathesis.checks.content_type_conformance,
     schemathesis.checks.response_schema_conformance,
     schemathesis.checks.response_headers_conformance,
+    # What the schema forbids is refused (4xx), not answered 2xx with defaults: a page given as a word, a field the
+    # schema types as a slug given empty, a multipart body of a JSON-only operation.
+    schemathesis.checks.negative_data_rejection,
 ]
 
 
@@ -136,6 +139,13 @@ def test_every_success_answer_matches_its_schema(world: str) -> None:
         operation.validate_response(response)
 
 
+def form_cannot_say(case: schemathesis.Case) -> bool:
+    """A negative case a form (multipart) body cannot express: an empty array for a field is sent as no field at
+    all, which the schema allows, so no server could tell it from a valid request."""
+    return bool((case.media_type or "").startswith("multipart/") and isinstance(case.body, dict)
+                and any(value == [] for value in case.body.values()))
+
+
 def test_no_server_errors_and_no_schema_violations(world: str) -> None:
     from webapp.wsgi import application
 
@@ -156,12 +166,14 @@ def test_no_server_errors_and_no_schema_violations(world: str) -> None:
             suppress_health_check=list(HealthCheck),
         )
         def exercise(case: schemathesis.Case) -> None:
+            if form_cannot_say(case):
+                return
             case.call_and_validate(headers=headers, checks=CHECKS)
 
         try:
             exercise()
         except Unsatisfiable:
             continue  # no invalid input exists (a path slug with no constraint to break): nothing to test
-        except Exception as exc:  # collect every operation's failure, then report them together
+        except (Exception, BaseExceptionGroup) as exc:  # every operation's failures (a FailureGroup), reported together
             failures.append(f"{operation.label} ({mode.value} data): {exc}"[:3000])
     assert not failures, "\n\n".join(failures)
