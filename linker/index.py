@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -98,6 +101,9 @@ class DenseIndex:
         # Name rows taken back (an undone curator synonym): faiss cannot delete from every index kind (HNSW),
         # so their vectors stay and search skips them; a rebuild drops them for good.
         self._masked: set[int] = set()
+        # faiss's IVF inverted lists and HNSW graph grow in place: an add while another thread searches them reads
+        # freed memory and aborts the process. Searches share the faiss index, an add has it alone.
+        self._faiss_lock = _SharedLock()
 
     def __len__(self) -> int:
         return int(self._rows.shape[0])
@@ -190,7 +196,8 @@ class DenseIndex:
                 position = _appended(position, np.full(size - len(position), -1, np.int64))
             position[rows_arr] = np.arange(start, start + len(rows_arr))
             self._position = position
-        self._index.add(vectors)
+        with self._faiss_lock.exclusive():
+            self._index.add(vectors)
 
     @property
     def masked(self) -> frozenset[int]:
@@ -219,7 +226,8 @@ class DenseIndex:
         elif self.config.quantised:
             scores, ids = self._refined(vectors, wanted)
         else:
-            scores, ids = self._index.search(vectors, wanted)
+            with self._faiss_lock.shared():
+                scores, ids = self._index.search(vectors, wanted)
         rows = np.where(ids >= 0, self._rows[np.clip(ids, 0, None)], -1)
         scores, rows = scores.astype(np.float32), rows.astype(np.int64)
         if self._masked:
@@ -229,7 +237,8 @@ class DenseIndex:
     def _refined(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """A quantised index's ``refine * k`` nearest codes, re-ranked by the exact inner product."""
         assert self._index is not None
-        _, ids = self._index.search(queries, k * self.config.refine)
+        with self._faiss_lock.shared():
+            _, ids = self._index.search(queries, k * self.config.refine)
         scores = np.full(ids.shape, -np.inf, dtype=np.float32)
         for i in range(len(queries)):
             valid = ids[i] >= 0
@@ -293,6 +302,46 @@ class DenseIndex:
                 loaded.nprobe = index.config.ivf_nprobe
             index._index = loaded
         return index
+
+
+class _SharedLock:
+    """Many readers or one writer; a waiting writer holds new readers back (a curator's synonym is not starved by a
+    stream of searches)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writing = False
+        self._writers_waiting = 0
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._cond:
+            while self._writing or self._writers_waiting:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._cond:
+            self._writers_waiting += 1
+            while self._writing or self._readers:
+                self._cond.wait()
+            self._writers_waiting -= 1
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writing = False
+                self._cond.notify_all()
 
 
 def _without_rows(scores: np.ndarray, rows: np.ndarray, masked: set[int], k: int) -> tuple[np.ndarray, np.ndarray]:
