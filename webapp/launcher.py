@@ -70,6 +70,7 @@ def _setup(data: Path | None) -> tuple[str, str]:
     from django.core.management import call_command
 
     call_command("migrate", interactive=False, verbosity=0)
+    from webapp.core.roles import ADMIN
     from webapp.demo.load import load_demo, load_folder
 
     if data is not None:
@@ -86,7 +87,8 @@ def _setup(data: Path | None) -> tuple[str, str]:
         user.set_password(password)
         user.is_staff = user.is_superuser = True
         user.save()
-    user.groups.add(Group.objects.get(name="admin"))
+    # get_or_create: the role groups come from a data migration, which a database flushed since (a test run) lacks.
+    user.groups.add(Group.objects.get_or_create(name=ADMIN)[0])
     return username, password
 
 
