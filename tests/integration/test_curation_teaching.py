@@ -8,14 +8,14 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from webapp.corpus.models import Collection, Document, Link, Mention
+from tests.integration.project_fixtures import demo_collection  # noqa: E402,F401 (fixture)
+from webapp.corpus.models import Document, Link, Mention
 from webapp.curation import services
 from webapp.curation.models import Decision, HardNegative
 from webapp.curation.teaching import teaching_decisions
 from webapp.training.loop import counted_decisions
-from webapp.training.registry import forget_all, get_active_linker
-from webapp.training.services import activate_index, build_index, create_index_version
-from webapp.vocab.models import Concept, Dictionary, Name
+from webapp.training.registry import get_active_linker
+from webapp.vocab.models import Concept, Name
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on_commit hooks (the live index update) must run
 
@@ -24,24 +24,9 @@ BY_SITE = "MESH:D009371"  # Neoplasms by Site, its parent in the demo's MEDIC sl
 
 
 @pytest.fixture
-def demo(tmp_path, settings):  # type: ignore[no-untyped-def]
+def demo(demo_collection):  # type: ignore[no-untyped-def]  # noqa: F811
     """The demo collection (its MEDIC slice has a hierarchy), a sparse index, suggestions stored."""
-    from django.contrib.auth.models import Group
-
-    from webapp.core.roles import ROLES
-    from webapp.demo.load import load_demo
-
-    for role in ROLES:  # a transactional test flushes the groups the migration made
-        Group.objects.get_or_create(name=role)
-    settings.ARTIFACT_ROOT = tmp_path / "artifacts"
-    forget_all()
-    load_demo(tmp_path / "demo", log=lambda message: None)
-    dictionary = Dictionary.objects.get(slug="medic-demo")
-    activate_index(build_index(create_index_version(dictionary.latest_version(), None)).pk)
-    collection = Collection.objects.get(slug="demo")
-    services.suggest_for_collection(collection.pk)
-    yield collection
-    forget_all()
+    return demo_collection
 
 
 def _mention(text: str) -> Mention:
