@@ -3,6 +3,7 @@ from django.urls import include, path
 
 from webapp.core import import_views
 from webapp.core import views as core_views
+from webapp.curation import collection_views
 from webapp.projects.dashboard import home
 from webapp.training import release_views
 from webapp.vocab import urls as vocab_urls
@@ -18,7 +19,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # A dictionary's releases page is training's (it reads the carry-over and index builds): the same namespace.
     path("dictionaries/", include((vocab_urls.urlpatterns + release_views.urlpatterns, "vocab"))),
-    path("collections/", include("webapp.corpus.urls")),
+    # The collection pages are curation's (they filter by project and ask serving): the corpus namespace still.
+    path("collections/", include((collection_views.urlpatterns, "corpus"))),
     path("curate/", include("webapp.curation.urls")),
     path("projects/", include("webapp.projects.urls")),
     path("training/", include("webapp.training.urls")),

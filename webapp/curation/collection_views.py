@@ -1,10 +1,16 @@
-"""Collection pages: the list with progress, one collection's documents, and one document's mentions."""
+"""Collection pages: the list with progress, one collection's documents, and one document's mentions.
+
+They show documents as projects let the user see them (webapp.projects.access) and say whether the dictionary serves
+candidates yet, so they live above projects and serving, in curation, where these pages lead (README, "Layers"), not
+in corpus; their addresses and names stay corpus's (/collections/, the "corpus" namespace: webapp.urls).
+"""
 
 from __future__ import annotations
 
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import path
 from django.views.decorators.http import require_GET
 
 from webapp.core.decorators import curator_required
@@ -88,3 +94,10 @@ def document_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "next": following,
     }
     return render(request, "corpus/document_detail.html", context)
+
+
+urlpatterns = [
+    path("", collection_list, name="list"),
+    path("<slug:slug>/", collection_detail, name="detail"),
+    path("<slug:slug>/documents/<int:pk>/", document_detail, name="document"),
+]
