@@ -43,8 +43,9 @@ def measure(corpus: str, data: Path, artifact: Path | None, folds: int) -> dict[
         precision_above,
         reliability,
     )
+    from linker.config import LinkerConfig
     from linker.data import iter_dictionary, iter_pubtator
-    from linker.linker import Linker, LinkerConfig
+    from linker.linker import Linker
     from linker.protocol import build_eval_set
     from linker.retrieval import RetrievalConfig
 

@@ -261,9 +261,10 @@ def linker_for(encoder: Any, artifact: Path | None, name: str, cache: dict[tuple
                label: str) -> Any:
     """The encoder's linker on the dataset: its artifact when it was trained on this dictionary, else an
     index over the dictionary with the training mentions merged and the concept prior set."""
+    from linker.config import LinkerConfig
     from linker.data import iter_dictionary, iter_pubtator
     from linker.dictionary import NameTable
-    from linker.linker import Linker, LinkerConfig
+    from linker.linker import Linker
     from linker.methods.base import prior_counts
     from linker.protocol import training_pairs
     from linker.retrieval import RetrievalConfig

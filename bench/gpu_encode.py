@@ -51,12 +51,13 @@ def describe_machine() -> str:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
+    from linker.config import LinkerConfig
     from linker.data import iter_dictionary
     from linker.device import choose_device, device_label
     from linker.dictionary import NameTable
     from linker.encoders.registry import load_encoder
     from linker.encoders.transformer import TransformerEncoder
-    from linker.linker import Linker, LinkerConfig
+    from linker.linker import Linker
     from linker.retrieval import encode_names
 
     machine = describe_machine()

@@ -85,10 +85,11 @@ def _train_artifact(name: str, spec: dict[str, Any], out: Path, threads: int, ba
 
 
 def run_dataset(name: str, systems: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    from linker.config import LinkerConfig
     from linker.data import iter_dictionary, iter_pubtator
     from linker.dictionary import NameTable
     from linker.encoders import TransformerEncoder
-    from linker.linker import Linker, LinkerConfig
+    from linker.linker import Linker
     from linker.protocol import build_eval_set, training_pairs
     from linker.retrieval import RetrievalConfig
     from linker.text import Preprocessor, TextConfig

@@ -572,9 +572,10 @@ def stage_index(cfg: Config) -> dict[str, Any]:
 
     import numpy as np
 
+    from linker.config import LinkerConfig
     from linker.encoders.registry import load_encoder
     from linker.index import DenseIndex
-    from linker.linker import Linker, LinkerConfig
+    from linker.linker import Linker
     from linker.retrieval import RetrievalConfig
     from webapp.training.models import IndexVersion
     from webapp.training.services import concept_records
@@ -735,9 +736,10 @@ def dev_accuracy(linker: Any, cfg: Config) -> dict[str, Any]:
 
 def _medic_only_control(cfg: Config, encoder: Any) -> dict[str, Any]:
     """The same encoder and retrieval over CTD MEDIC alone (exact search): what the synthetic names cost."""
+    from linker.config import LinkerConfig
     from linker.data import iter_medic_tsv
     from linker.index import IndexConfig
-    from linker.linker import Linker, LinkerConfig
+    from linker.linker import Linker
     from linker.retrieval import RetrievalConfig
 
     config = LinkerConfig(retrieval=RetrievalConfig(sparse_search=False), index=IndexConfig(kind="flat"))
@@ -761,8 +763,8 @@ def _minilm_projection(sample: Sequence[str]) -> dict[str, Any]:
 
 
 def stage_panel(cfg: Config) -> dict[str, Any]:
+    from webapp.linking.registry import forget_all
     from webapp.training.models import IndexVersion
-    from webapp.training.registry import forget_all
     from webapp.training.services import activate_index
 
     _scale_version()
@@ -786,7 +788,7 @@ def bench_panel(cfg: Config, slug: str, collection: str) -> dict[str, Any]:
 
     from linker.device import limit_threads
     from webapp.corpus.models import Mention
-    from webapp.training.registry import get_active_linker
+    from webapp.linking.registry import get_active_linker
 
     curation = importlib.import_module("bench.curation")
     # Timed as the web process serves it (webapp/wsgi.py), as bench/curation.py does; the builds before kept every core.
@@ -847,8 +849,8 @@ def stage_medic(cfg: Config) -> dict[str, Any]:
     from django.core.management import call_command
 
     from webapp.corpus.models import Collection
+    from webapp.linking.registry import forget_all
     from webapp.training.models import IndexVersion
-    from webapp.training.registry import forget_all
     from webapp.vocab.models import Dictionary
 
     out: dict[str, Any] = {}

@@ -4,52 +4,41 @@
     +  SparseEncoder (char tf-idf)  +  a NameEncoder (transformer, BNE or DAN)  +  DenseIndex (faiss)  +  λ
     ->  HybridRetriever
 
-One artifact folder holds everything (``save``/``load``)::
-
-    config.json          versions, λ, dense scale, retrieval / index / text configs, counts
-    encoder/             encoder.json (its kind) + a transformer's Hugging Face weights and tokenizer, or a
-                         BNE/DAN encoder's weights and word vectors
-    sparse/              tf-idf vocabulary, idf and the name matrix (none without tf-idf search)
-    index/               faiss index, vectors, faiss-row -> name-row map
-    table/               name_table.json (names, raw names, concept ids, alt id map)
-    first_stage/         optional fast encoder (BNE, DAN) and its index, searched before the transformer
-    prior.json           concept prior from training annotations (a tie-breaker, see RetrievalConfig)
-    rerank/              optional LATTE re-ranker (:mod:`linker.rerank`); refused with a reason when it does
-                         not match this linker, which then ranks by the retriever alone
+One artifact folder holds everything (``save``/``load``; its layout in :mod:`linker.artifact`). Building the
+search structures is :mod:`linker.build`'s; the re-ranked order, :mod:`linker.rerank.ranking`'s.
 """
 
 from __future__ import annotations
 
-import json
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from linker.artifact import ArtifactParts, read_artifact, write_artifact
+from linker.build import BuildProgress, build_search
 from linker.calibration import Calibration
+from linker.config import LinkerConfig
 from linker.data import ConceptRecord, PubTatorDocument
-from linker.device import device_label
 from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
-from linker.encoders.registry import load_encoder
-from linker.encoders.transformer import TransformerEncoder, cached_features
+from linker.encoders.transformer import TransformerEncoder
 from linker.freshness import ChangeLog, IndexChange, PoolProbe, RankingProbe, touches_pool
-from linker.index import DenseIndex, IndexConfig
+from linker.index import DenseIndex
 from linker.overlap import beside
 from linker.rerank.context import MentionContext, MentionSpan, mention_context
-from linker.rerank.reranker import Reranker, RerankerError
-from linker.rerank.results import RANKED_BY_LATTE, RANKED_BY_RETRIEVER, CandidateTyping, LinkedMention
-from linker.retrieval import Candidate, FirstStage, HybridRetriever, RetrievalConfig, encode_names
+from linker.rerank.ranking import homonyms, reranked_mention
+from linker.rerank.reranker import Reranker
+from linker.rerank.results import RANKED_BY_LATTE, RANKED_BY_RETRIEVER, LinkedMention
+from linker.retrieval import Candidate, FirstStage, HybridRetriever
 from linker.sparse import SparseEncoder
-from linker.text import Preprocessor, TextConfig
+from linker.text import Preprocessor
 
-__all__ = ["Linker", "LinkerConfig", "ARTIFACT_FORMAT", "BuildProgress", "BUILD_PHASES", "annotation_counts",
-           "encoding_device"]
+__all__ = ["Linker", "annotation_counts"]
 
 
 def annotation_counts(
@@ -66,54 +55,6 @@ def annotation_counts(
                 if primary:
                     counts[primary] = counts.get(primary, 0) + 1
     return counts
-
-ARTIFACT_FORMAT = 1
-
-
-def encoding_device(encoder: NameEncoder) -> torch.device:
-    """Where ``encoder.encode`` computes: a transformer's model (the CPU for its int8 copy), else the device of the
-    module's weights (BNE and DAN, kept on the CPU unless a trainer moved them)."""
-    if isinstance(encoder, TransformerEncoder):
-        return encoder.encode_device
-    if isinstance(encoder, torch.nn.Module):
-        first = next(encoder.parameters(), None)
-        if first is not None:
-            return first.device
-    return torch.device("cpu")
-
-# ``progress(phase, done, total)`` of :meth:`Linker.build`: each phase is reported when it starts (done = 0) and as
-# it advances; "encode" and "first-stage" count distinct names. It may raise to stop the build (nothing is written:
-# ``build`` keeps everything in memory).
-BuildProgress = Callable[[str, int, int], None]
-BUILD_PHASES = ("tf-idf", "encode", "first-stage", "faiss")
-
-
-@dataclass(frozen=True)
-class LinkerConfig:
-    text: TextConfig = field(default_factory=TextConfig)
-    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
-    index: IndexConfig = field(default_factory=IndexConfig)
-    quantize: bool = False  # int8 dynamic quantisation of the encoder for CPU inference
-    encode_batch_size: int = 512
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text.to_dict(),
-            "retrieval": asdict(self.retrieval),
-            "index": asdict(self.index),
-            "quantize": self.quantize,
-            "encode_batch_size": self.encode_batch_size,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LinkerConfig:
-        return cls(
-            text=TextConfig.from_dict(data.get("text", {})),
-            retrieval=RetrievalConfig(**data.get("retrieval", {})),
-            index=IndexConfig(**data.get("index", {})),
-            quantize=bool(data.get("quantize", False)),
-            encode_batch_size=int(data.get("encode_batch_size", 512)),
-        )
 
 
 class Linker:
@@ -213,57 +154,15 @@ class Linker:
         already seen by the same transformer.
         ``first_stage_encoder``: a fast encoder (BNE, DAN) indexed beside ``encoder`` and searched first (see
         ``RetrievalConfig.cascade``: with "exact" the transformer encodes only queries that are not a name).
-        ``progress``: see :data:`BuildProgress` (the feature cache path reports no per-name progress).
+        ``progress``: see :data:`linker.build.BuildProgress` (the feature cache path reports no per-name progress).
         The encoder computes where it is (:meth:`TransformerEncoder.place`, ``load_encoder(device=...)``); the
         metadata records that device (``encode_device``) and the names per forward pass (``encode_batch_size``).
         """
         config = config or LinkerConfig()
         table = dictionary if isinstance(dictionary, NameTable) else NameTable.from_records(dictionary, config.text)
-        meta = dict(metadata or {})
-
-        def start(name: str, total: int) -> None:
-            if progress is not None:
-                progress(name, 0, total)
-
-        def reporting(name: str) -> Callable[[int, int], None] | None:  # encode_names reports its own start
-            return None if progress is None else (lambda done, of: progress(name, done, of))
-
-        t0 = time.perf_counter()
-        start("tf-idf", len(table))
-        # Without tf-idf search (sparse_search off) tf-idf only scores the dense candidates: no name matrix kept.
-        keep_matrix = encoder is None or config.retrieval.sparse_search
-        sparse = SparseEncoder().fit(table.names, keep_matrix=keep_matrix)
-        meta["sparse_build_s"] = time.perf_counter() - t0
-        index: DenseIndex | None = None
-        if encoder is not None:
-            transformer = encoder if isinstance(encoder, TransformerEncoder) else None
-            if transformer is not None and config.quantize and not transformer.quantized:
-                transformer.quantize()
-            device = encoding_device(encoder)
-            meta["encode_device"] = device_label(device)
-            meta["encode_batch_size"] = (transformer.run_batch_size(config.encode_batch_size) if transformer is not None
-                                         else config.encode_batch_size)
-            t0 = time.perf_counter()
-            if feature_cache is not None and transformer is not None and not transformer.quantized:
-                start("encode", len(table))
-                feats = cached_features(transformer, table.names, feature_cache, config.encode_batch_size)
-                vectors = transformer.project_numpy(feats)
-            else:
-                vectors = encode_names(encoder, table.names, batch_size=config.encode_batch_size,
-                                       progress=reporting("encode"))
-            start("faiss", len(vectors))
-            index = DenseIndex.build(vectors, config=config.index)
-            meta["dense_build_s"] = time.perf_counter() - t0
-        first_stage = None
-        if first_stage_encoder is not None and encoder is not None:
-            t0 = time.perf_counter()
-            fast = encode_names(first_stage_encoder, table.names, batch_size=config.encode_batch_size,
-                                progress=reporting("first-stage"))
-            start("faiss", len(fast))
-            first_stage = FirstStage(first_stage_encoder, DenseIndex.build(fast, config=config.index))
-            meta["first_stage_build_s"] = time.perf_counter() - t0
-        meta["names"] = len(table)
-        return cls(table, sparse, encoder, index, config, meta, first_stage=first_stage)
+        built = build_search(table, encoder, config, feature_cache, first_stage_encoder, progress)
+        return cls(table, built.sparse, encoder, built.index, config, {**(metadata or {}), **built.metadata},
+                   first_stage=built.first_stage)
 
     # --- linking -------------------------------------------------------------------------------------
 
@@ -356,42 +255,13 @@ class Linker:
             scored = iter(reranker.score(contexts, lists, self.table, self.concept_prior,
                                          self.config.retrieval.dense_scale))
         out: list[LinkedMention] = []
-        # A re-ranker whose held-out check kept the retriever's order serves its types only: the retriever's
-        # order and scores S stand (its r would be 2/rank, bars that say nothing), and the ranking is the retriever's.
-        keep = reranker is not None and reranker.keeps_retriever_order
         for mention_parts, mention_probe in zip(parts, probes, strict=True):
             if scored is None or reranker is None:
                 flat = [c for part in mention_parts for c in part]
-                out.append(LinkedMention(flat, RANKED_BY_RETRIEVER, [self._homonyms(c) for c in flat], probe=mention_probe))
-                continue
-            candidates: list[Candidate] = []
-            typing: list[CandidateTyping] = []
-            head = None
-            for part in mention_parts:
-                s = next(scored)
-                head = head or s
-                n = len(s.score)
-                order = list(range(n)) if keep else sorted(range(n), key=lambda i: -float(s.score[i]))
-                for i in order:
-                    c = part[i]
-                    candidates.append(c if keep else c._replace(score=float(s.score[i])))
-                    typing.append(CandidateTyping(
-                        latent_type=int(s.latent_type[i]), latent_probability=float(s.latent_probability[i]),
-                        known_types=reranker.concept_types.get(c.concept_id, ()),
-                        type_conflict=reranker.type_conflict(s.mention_known_types, c.concept_id),
-                        match=float(s.match[i]), type_similarity=float(s.type_similarity[i]),
-                        retriever_score=float(c.score), retriever_rank=i + 1))
-                floor = min((float(x) for x in s.score), default=0.0)
-                for i, c in enumerate(part[n:], start=n):
-                    # Below every re-ranked candidate, in the retriever's order.
-                    candidates.append(c if keep else c._replace(score=floor - (i - n + 1) * 1e-3))
-                    typing.append(CandidateTyping(-1, 0.0, reranker.concept_types.get(c.concept_id, ()),
-                                                  reranker.type_conflict(s.mention_known_types, c.concept_id),
-                                                  float("nan"), float("nan"), float(c.score), i + 1))
-            out.append(LinkedMention(
-                candidates, RANKED_BY_RETRIEVER if keep else RANKED_BY_LATTE, [self._homonyms(c) for c in candidates], typing,
-                head.mention_latent_type if head else None, head.mention_latent_probability if head else None,
-                head.mention_known_types if head else [], mention_probe))
+                out.append(LinkedMention(flat, RANKED_BY_RETRIEVER, [homonyms(self.table, c) for c in flat],
+                                         probe=mention_probe))
+            else:
+                out.append(reranked_mention(reranker, mention_parts, scored, self.table, mention_probe))
         return out
 
     def ranked_as_served(
@@ -421,9 +291,6 @@ class Linker:
         calibration = self.calibration
         return [calibration.confidence(list(zip(qs, parts, strict=False)), self.preprocessor.normalize)
                 for qs, parts in zip(queries, ranked, strict=True)]
-
-    def _homonyms(self, candidate: Candidate) -> tuple[str, ...]:
-        return tuple(cid for cid in self.table.concepts_named(candidate.name) if cid != candidate.concept_id)
 
     # --- incremental update ----------------------------------------------------------------------------
 
@@ -477,31 +344,9 @@ class Linker:
     # --- persistence ---------------------------------------------------------------------------------------
 
     def save(self, folder: str | Path) -> None:
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        self.table.save(folder / "table")
-        self.sparse.save(folder / "sparse")
-        if self.encoder is not None:
-            self.encoder.save(folder / "encoder")
-        if self.index is not None:
-            self.index.save(folder / "index")
-        if self.first_stage is not None:
-            self.first_stage.encoder.save(folder / "first_stage" / "encoder")
-            self.first_stage.index.save(folder / "first_stage" / "index")
-        payload = {
-            "format": ARTIFACT_FORMAT,
-            "config": self.config.to_dict(),
-            "has_encoder": self.encoder is not None,
-            "names": len(self.table),
-            "concepts": len(self.table.concepts),
-            "metadata": self.metadata,
-        }
-        (folder / "config.json").write_text(json.dumps(payload, indent=2, default=str) + "\n")
-        (folder / "prior.json").write_text(json.dumps(self.concept_prior, sort_keys=True) + "\n")
-        if self.reranker is not None:
-            self.reranker.save(folder / "rerank", self.table)
-        if self.calibration is not None:
-            self.calibration.save(folder)
+        write_artifact(folder, ArtifactParts(
+            self.table, self.sparse, self.encoder, self.index, self.config, self.metadata, self.concept_prior,
+            self.first_stage, self.calibration, self.reranker))
 
     @classmethod
     def load(
@@ -509,47 +354,15 @@ class Linker:
         device: torch.device | str | None = None,
     ) -> Linker:
         """Load an artifact. A ``rerank/`` folder that does not fit this linker is refused: the linker ranks
-        by the retriever and ``reranker_problem`` says why (``strict_rerank``: raise :class:`RerankerError`).
+        by the retriever and ``reranker_problem`` says why (``strict_rerank``: raise
+        :class:`linker.rerank.reranker.RerankerError`).
         ``device``: where the transformer encodes queries (None: the CPU; batch jobs pass
         :func:`linker.device.choose_device`); a quantised artifact stays on the CPU, and so do BNE and DAN."""
-        folder = Path(folder)
-        if not folder.is_dir():
-            raise FileNotFoundError(f"{folder}: no such artifact folder")
-        if not (folder / "config.json").is_file():
-            raise FileNotFoundError(f"{folder}: not a linker artifact (no config.json)")
-        payload = json.loads((folder / "config.json").read_text())
-        if "format" not in payload and "model_type" in payload:
-            raise ValueError(f"{folder}: a transformer model folder (a base encoder), not a linker artifact: build an "
-                             f"index with it first (python -m linker build-index --encoder {folder} ...)")
-        if payload.get("format") != ARTIFACT_FORMAT:
-            raise ValueError(f"{folder}: unsupported artifact format {payload.get('format')!r}")
-        config = LinkerConfig.from_dict(payload["config"])
-        if quantize is not None and quantize != config.quantize:
-            # The index was encoded by the model as saved; a different precision would mismatch it.
-            raise ValueError(f"{folder} was built with quantize={config.quantize}")
-        table = NameTable.load(folder / "table")
-        sparse = SparseEncoder.load(folder / "sparse", texts=table.names)
-        if not sparse.keeps_matrix and table.removed:
-            sparse.mask_rows(sorted(table.removed))
-        encoder = index = None
-        if payload.get("has_encoder"):
-            encoder = load_encoder(folder / "encoder", quantize=config.quantize, device=device)
-            index = DenseIndex.load(folder / "index")
-        first_stage = None
-        if encoder is not None and (folder / "first_stage" / "encoder").is_dir():
-            first_stage = FirstStage(load_encoder(folder / "first_stage" / "encoder"),
-                                     DenseIndex.load(folder / "first_stage" / "index"))
-        prior_path = folder / "prior.json"
-        prior = json.loads(prior_path.read_text()) if prior_path.exists() else None
-        linker = cls(table, sparse, encoder, index, config, payload.get("metadata"), prior, first_stage)
-        linker.calibration = Calibration.load(folder)
-        if (folder / "rerank").exists():
-            try:
-                linker.reranker = Reranker.load(folder / "rerank", encoder, table)
-            except RerankerError as exc:
-                if strict_rerank:
-                    raise
-                linker.reranker_problem = str(exc)
+        parts = read_artifact(folder, quantize, strict_rerank, device)
+        linker = cls(parts.table, parts.sparse, parts.encoder, parts.index, parts.config, parts.metadata, parts.prior,
+                     parts.first_stage)
+        linker.calibration = parts.calibration
+        linker.reranker, linker.reranker_problem = parts.reranker, parts.reranker_problem
         linker._check_calibration()
         return linker
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from linker.linker import Linker, LinkerConfig
+from linker.config import LinkerConfig
+from linker.linker import Linker
 from linker.recipe import LatteRecipeConfig, TrainingCallbacks, TrainingInputs, prior_counts, train
 from linker.rerank import MentionSpan
 from linker.rerank.model import LatteConfig

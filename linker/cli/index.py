@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from linker.cli.common import read_docs
+from linker.config import LinkerConfig
 from linker.data import iter_dictionary
 from linker.device import choose_device
 from linker.dictionary import NameTable
@@ -23,7 +24,7 @@ from linker.encoders.base import NameEncoder
 from linker.encoders.registry import load_encoder
 from linker.encoders.transformer import TransformerEncoder
 from linker.index import IndexConfig
-from linker.linker import Linker, LinkerConfig
+from linker.linker import Linker
 from linker.scoring import scoring_for
 from linker.text import Preprocessor, TextConfig
 

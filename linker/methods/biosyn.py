@@ -13,8 +13,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from linker.config import LinkerConfig
 from linker.encoders.transformer import TransformerEncoder, model_depth
-from linker.linker import Linker, LinkerConfig
+from linker.linker import Linker
 from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs
 from linker.retrieval import RetrievalConfig
 from linker.train import SCOPE_DEFAULTS, BioSynConfig, SynonymPretrainConfig, choose_device, resolve_scope

@@ -12,7 +12,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from linker.linker import Linker, LinkerConfig
+from linker.config import LinkerConfig
+from linker.linker import Linker
 from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs
 from linker.rerank.context import DEFAULT_WINDOW_WORDS
 from linker.rerank.model import LatteConfig

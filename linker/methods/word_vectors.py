@@ -17,10 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
+from linker.config import LinkerConfig
 from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
 from linker.encoders.wordvec import FastTextConfig, WordVectors, WordVectorsError
-from linker.linker import Linker, LinkerConfig
+from linker.linker import Linker
 from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs
 from linker.retrieval import RetrievalConfig
 

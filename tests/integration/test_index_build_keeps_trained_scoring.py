@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from linker.config import LinkerConfig
 from linker.data import ConceptRecord, Synonym
 from linker.encoders.dan import DANConfig, DANEncoder
 from linker.encoders.wordvec import FastTextConfig, WordVectors
-from linker.linker import Linker, LinkerConfig
+from linker.linker import Linker
 from linker.retrieval import RetrievalConfig
 from webapp.training import services
 from webapp.training.models import EncoderModel, IndexVersion

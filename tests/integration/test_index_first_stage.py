@@ -32,11 +32,12 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A tiny transformer linker (MiniLM's first layer, λ = 0.7) and a DAN encoder over 16-d fastText vectors."""
     import torch
 
+    from linker.config import LinkerConfig
     from linker.data import ConceptRecord, Synonym
     from linker.encoders.dan import DANConfig, DANEncoder
     from linker.encoders.transformer import TransformerEncoder
     from linker.encoders.wordvec import FastTextConfig, WordVectors
-    from linker.linker import Linker, LinkerConfig
+    from linker.linker import Linker
     from linker.retrieval import RetrievalConfig
 
     torch.manual_seed(0)
@@ -192,7 +193,7 @@ def test_a_transformer_index_with_a_dan_first_stage_serves_the_panel_and_learns_
 ) -> None:
     from django.contrib.auth.models import Group
 
-    from webapp.training.registry import forget_all, get_active_linker
+    from webapp.linking.registry import forget_all, get_active_linker
     from webapp.training.services import promote_index
 
     settings.TASK_QUEUE_OVERRIDE = training_worker.queue  # the build and the re-linking go to this worker

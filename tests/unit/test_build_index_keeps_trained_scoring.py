@@ -12,12 +12,13 @@ import pytest
 import torch
 
 from linker.__main__ import main
+from linker.config import LinkerConfig
 from linker.data import iter_dictionary
 from linker.dictionary import NameTable
 from linker.encoders.dan import DANConfig, DANEncoder
 from linker.encoders.transformer import TransformerEncoder
 from linker.encoders.wordvec import FastTextConfig, WordVectors
-from linker.linker import Linker, LinkerConfig
+from linker.linker import Linker
 from linker.retrieval import RetrievalConfig
 
 TRAINED = RetrievalConfig(sparse_weight=1.253, dense_scale=17.5, prior_weight=0.001)

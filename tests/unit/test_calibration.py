@@ -18,7 +18,8 @@ from linker.calibration import (
     precision_above,
     reliability,
 )
-from linker.linker import Linker, LinkerConfig
+from linker.config import LinkerConfig
+from linker.linker import Linker
 from linker.retrieval import Candidate, RetrievalConfig
 
 

@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 import torch
 
+from linker.config import LinkerConfig
 from linker.data import ConceptRecord, Synonym
 from linker.encoders.base import encoder_kind
 from linker.encoders.dan import DANConfig, DANEncoder
 from linker.encoders.registry import load_encoder
 from linker.encoders.transformer import TransformerEncoder
 from linker.encoders.wordvec import FastTextConfig, WordVectors
-from linker.linker import Linker, LinkerConfig
+from linker.linker import Linker
 from linker.rerank.reranker import Reranker, RerankerError
 from linker.retrieval import RetrievalConfig
 

@@ -26,7 +26,6 @@ ALLOWED = {
     "linker/detect/tagger.py",
     "linker/encoders/bne.py",
     "linker/index.py",
-    "linker/linker.py",
     "linker/methods/dan.py",
     "linker/methods/tagger.py::train_tagger_artifact",
     "linker/retrieval.py::HybridRetriever._retrieve_batch",

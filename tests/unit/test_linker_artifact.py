@@ -4,9 +4,10 @@ import json
 
 import pytest
 
+from linker.config import LinkerConfig
 from linker.dictionary import NameTable
 from linker.encoders import TransformerEncoder
-from linker.linker import Linker, LinkerConfig
+from linker.linker import Linker
 from linker.retrieval import RetrievalConfig
 
 MENTIONS = ["breast and ovarian cancer", "Huntington's disease", "NIDDM", "A-T"]

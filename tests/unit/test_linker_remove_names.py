@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from linker.config import LinkerConfig
 from linker.data import ConceptRecord, Synonym
 from linker.dictionary import NameTable
 from linker.encoders import TransformerEncoder
 from linker.index import DenseIndex, IndexConfig
-from linker.linker import Linker, LinkerConfig
+from linker.linker import Linker
 from linker.retrieval import RetrievalConfig
 
 RECORDS = [

@@ -8,10 +8,11 @@ import random
 
 import pytest
 
+from linker.config import LinkerConfig
 from linker.data import ConceptRecord, Synonym
 from linker.encoders import TransformerEncoder
 from linker.index import IndexConfig
-from linker.linker import Linker, LinkerConfig
+from linker.linker import Linker
 from linker.rerank import MentionSpan
 from linker.rerank.results import LinkedMention
 from linker.retrieval import RetrievalConfig

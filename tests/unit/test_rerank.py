@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from linker.config import LinkerConfig
 from linker.data import GoldMention, PubTatorDocument
 from linker.dictionary import NameTable
-from linker.linker import Linker, LinkerConfig
+from linker.linker import Linker
 from linker.recipe import LatteRecipeConfig, TrainingCallbacks, TrainingInputs, prior_counts, train
 from linker.rerank import MentionSpan, RerankerError
 from linker.rerank.model import LatteConfig, LatteModel

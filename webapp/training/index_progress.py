@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 EVERY_S = 1.0
 
-# linker.linker.BUILD_PHASES -> IndexVersion.Phase
+# linker.build.BUILD_PHASES -> IndexVersion.Phase
 LINKER_PHASES = {
     "tf-idf": IndexVersion.Phase.TFIDF,
     "encode": IndexVersion.Phase.ENCODING,

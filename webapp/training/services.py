@@ -24,10 +24,12 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from linker.build import encoding_device
+from linker.config import LinkerConfig
 from linker.data import ConceptRecord, Synonym
 from linker.device import device_label, encode_batch_size
 from linker.encoders.transformer import TransformerEncoder
-from linker.linker import Linker, LinkerConfig, encoding_device
+from linker.linker import Linker
 from linker.scoring import scoring_for
 from webapp.core.queue import enqueue, job_task_id
 from webapp.training.devices import batch_device
