@@ -3,7 +3,7 @@
 An abstract defines its abbreviations once ("syndrome of inappropriate antidiuretic hormone (SIADH)") and then
 writes only the short form. Annotators mark every occurrence; a detector reading words ("SIADH", five capitals)
 finds them far less reliably than the long form. So, after a detector has found its spans: for each definition
-that Schwartz & Hearst's algorithm finds (:func:`linker.text.find_abbreviations`) whose **long form a span
+that Schwartz & Hearst's algorithm finds (:func:`linker.abbreviations.find_abbreviations`) whose **long form a span
 marks**, the short form is tagged at each whole-word, case-sensitive occurrence no span already overlaps, the one
 in parentheses included. What marks a long form (``marks``):
 
@@ -32,8 +32,8 @@ import re
 from bisect import bisect_left
 from collections.abc import Sequence
 
+from linker.abbreviations import find_abbreviations
 from linker.detect.spans import Span
-from linker.text import find_abbreviations
 
 __all__ = ["propagate_short_forms"]
 

@@ -29,7 +29,6 @@ ALLOWED = {
     "linker/methods/dan.py",
     "linker/methods/tagger.py::train_tagger_artifact",
     "linker/retrieval.py::HybridRetriever._retrieve_batch",
-    "linker/text.py",
     "linker/train.py::Trainer.fit",
     "webapp/api/serializers.py",
     "webapp/corpus/formats/bioc.py",

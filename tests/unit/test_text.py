@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from linker.text import (
-    Preprocessor,
-    TextConfig,
-    expand_abbreviation,
-    find_abbreviations,
-    normalize,
-    split_composite,
-)
+from linker.abbreviations import expand_abbreviation, find_abbreviations
+from linker.composites import split_composite
+from linker.text import Preprocessor, TextConfig, normalize
 
 HNPCC_DOC = (
     "Germline mutations in MSH2 cause hereditary nonpolyposis colorectal cancer (HNPCC). "
