@@ -4,7 +4,9 @@ from django.urls import include, path
 from webapp.core import import_views
 from webapp.core import views as core_views
 from webapp.curation import collection_views
+from webapp.projects import urls as projects_urls
 from webapp.projects.dashboard import home
+from webapp.teamwork import urls as teamwork_urls
 from webapp.training import release_views
 from webapp.vocab import urls as vocab_urls
 
@@ -22,7 +24,8 @@ urlpatterns = [
     # The collection pages are curation's (they filter by project and ask serving): the corpus namespace still.
     path("collections/", include((collection_views.urlpatterns, "corpus"))),
     path("curate/", include("webapp.curation.urls")),
-    path("projects/", include("webapp.projects.urls")),
+    # A project's own pages are projects'; the team's work on it builds on curation and is teamwork's: one namespace.
+    path("projects/", include((projects_urls.urlpatterns + teamwork_urls.urlpatterns, "projects"))),
     path("training/", include("webapp.training.urls")),
     path("api/", include("webapp.api.urls")),
 ]

@@ -19,7 +19,7 @@ from webapp.corpus.models import Collection, Document
 from webapp.curation.models import Decision
 from webapp.curation.services.auto_accept import linker_user
 from webapp.projects.models import Assignment, Member, Project, Workspace
-from webapp.projects.stats import curator_stats, project_stats
+from webapp.teamwork.stats import curator_stats, project_stats
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
 Action = Decision.Action

@@ -10,12 +10,12 @@ from tests.integration import project_fixtures
 from tests.integration.project_fixtures import annotate, copy_of, make_user
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.models import Decision
-from webapp.projects.agreement import project_agreement
 from webapp.projects.models import Adjudication, Assignment, Member, Project
 from webapp.projects.services import ProjectError
-from webapp.projects.services.adjudication import apply_agreed, document_units, open_disagreements, resolve
-from webapp.projects.services.assignment import Mode, assign, mark_done, unassign
 from webapp.projects.services.membership import add_member, create_project, remove_member
+from webapp.teamwork.agreement import project_agreement
+from webapp.teamwork.services.adjudication import apply_agreed, document_units, open_disagreements, resolve
+from webapp.teamwork.services.assignment import Mode, assign, mark_done, unassign
 from webapp.vocab.models import Name
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -23,8 +23,8 @@ from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation import services
 from webapp.curation.models import Decision
 from webapp.projects.models import Assignment, Member, Project
-from webapp.projects.services.assignment import Mode, assign
 from webapp.projects.services.membership import add_member, create_project
+from webapp.teamwork.services.assignment import Mode, assign
 from webapp.training.evaluation import run_evaluation
 from webapp.training.models import Evaluation, IndexVersion
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion

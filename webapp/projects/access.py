@@ -13,8 +13,9 @@
 
 Views call :func:`check_view` with the collection at hand and :func:`check_view_document` /
 :func:`check_decide_document` with the document; lists use :func:`visible_collections` and
-:func:`visible_documents` (or :func:`visible_documents_q` on mentions, links, decisions). Every refusal is a
-PermissionDenied whose message names the project and who to ask.
+:func:`visible_documents` (or :func:`visible_documents_q` on mentions, links, decisions). A project's own pages
+take the project with :func:`project_for`. Every refusal is a PermissionDenied whose message names the project and
+who to ask (or the role that is missing).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
+from django.shortcuts import get_object_or_404
 
 from webapp.core.roles import is_admin, is_curator
 from webapp.corpus.models import Collection, Document
@@ -247,3 +249,24 @@ def check_decide_document(user: Any, document: Document) -> None:
     refusal = document_decide_refusal(user, document)
     if refusal:
         raise PermissionDenied(refusal)
+
+
+def project_refusal(user: Any, project: Project, *roles: str) -> str | None:
+    """Why the user may not open a page of the project that needs one of ``roles`` (any role when none is given),
+    or None when they may."""
+    if not can_view_project(user, project):
+        return f"You are not a member of project “{project}”."
+    if roles and not has_role(user, project, *roles):
+        names = " or ".join(Role(r).label.lower() for r in roles)
+        return f"This needs the {names} role in project “{project}”."
+    return None
+
+
+def project_for(user: Any, slug: str, *roles: str) -> Project:
+    """The project named ``slug`` (404 when none is), if the user has one of ``roles`` in it (any role when none is
+    given); else PermissionDenied."""
+    project = get_object_or_404(Project.objects.select_related("collection__dictionary"), slug=slug)
+    refusal = project_refusal(user, project, *roles)
+    if refusal:
+        raise PermissionDenied(refusal)
+    return project

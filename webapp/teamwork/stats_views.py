@@ -1,5 +1,5 @@
 """Curator statistics pages: a project's members (its managers and adjudicators see everyone, an annotator only
-themselves) and every curator of the workbench (admins). The figures are :mod:`webapp.projects.stats`."""
+themselves) and every curator of the workbench (admins). The figures are :mod:`webapp.teamwork.stats`."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from webapp.core.decorators import admin_required
-from webapp.projects import stats
 from webapp.projects.access import can_view_project, has_role
 from webapp.projects.models import Member, Project
+from webapp.teamwork import stats
 
 
 def _definitions() -> dict[str, int]:

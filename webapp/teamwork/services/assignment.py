@@ -20,8 +20,8 @@ from webapp.curation.models import OPEN_STATUSES, Decision
 from webapp.projects.models import Assignment, Member, Project
 from webapp.projects.selectors import project_documents
 from webapp.projects.services import ProjectError
-from webapp.projects.services.adjudication import apply_agreed
 from webapp.projects.services.workspaces import copy_document, workspace_for
+from webapp.teamwork.services.adjudication import apply_agreed
 
 
 class Mode:

@@ -1,7 +1,7 @@
 """A project's agreement figures: the annotators' finished copies, compared span by span (linker.agreement).
 
 Only documents every assigned annotator has marked done count: a copy in progress would read as disagreement.
-Labels are those of :mod:`webapp.projects.services.adjudication` (a concept id, ``C1+C2`` for a composite, ``NIL``);
+Labels are those of :mod:`webapp.teamwork.services.adjudication` (a concept id, ``C1+C2`` for a composite, ``NIL``);
 spans an annotator rejected or removed are not theirs, so they count against span agreement, not link agreement.
 Beside the inter-annotator figures, each annotator's agreement with the adjudicated result: it moves as the
 adjudicator resolves disagreements.
@@ -17,7 +17,7 @@ from linker.agreement import AgreementReport, ConceptHierarchy, agreement
 from webapp.curation.panel import search_version
 from webapp.projects.models import Project
 from webapp.projects.selectors import document_progress
-from webapp.projects.services.adjudication import NIL, REJECT, document_units
+from webapp.teamwork.services.adjudication import NIL, REJECT, document_units
 from webapp.vocab.models import Concept, HierarchyEdge
 
 Unit = tuple[int, int, int]  # (project document pk, start, end)
