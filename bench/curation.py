@@ -209,7 +209,7 @@ def bench_panel(cfg: Config) -> dict[str, Any]:
     from django.conf import settings
 
     from webapp.corpus.models import Mention
-    from webapp.training.registry import get_active_linker
+    from webapp.linking.registry import get_active_linker
 
     client = _client()
     rng = random.Random(cfg.seed)

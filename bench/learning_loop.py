@@ -68,7 +68,7 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
     # Every module this run reaches, imported now: a long run must not pick up a half-edited checkout later.
     for module in ("webapp.curation.services.suggestions", "webapp.curation.services.auto_accept",
                    "webapp.curation.services.decisions", "webapp.curation.selectors", "webapp.training.execution",
-                   "webapp.training.runs", "webapp.training.services", "webapp.training.registry", "linker.biosyn",
+                   "webapp.training.runs", "webapp.training.services", "webapp.linking.registry", "linker.biosyn",
                    "linker.methods.biosyn", "linker.calibration", "linker.linker", "linker.recipe"):
         importlib.import_module(module)
 
@@ -189,7 +189,7 @@ def reset(base_index: Any) -> None:
 
     from webapp.corpus.models import Link, Mention
     from webapp.curation.models import Decision
-    from webapp.training.registry import forget_all
+    from webapp.linking.registry import forget_all
     from webapp.training.services import activate_index
     from webapp.vocab.models import Name
 

@@ -15,7 +15,7 @@ another benchmark instead (``bench/scale.py --keep-db scale3m``: 3 million names
 ``bc5cdr-dev``; ``--artifacts`` is the artifact folder its index lives in): the throwaway database is a copy of it
 (``CREATE DATABASE ... TEMPLATE``), so the decisions change only the copy, and suggestions are stored for every
 mention with that index. No Celery worker: neither the panel nor a decision queues work (the synonym a decision adds reaches the
-serving index in-process, see webapp.training.registry).
+serving index in-process, see webapp.linking.registry).
 
 Curators are threads, each with its own keep-alive connection (stdlib ``http.client``), all started together
 and stopped after ``--duration`` seconds. Two kinds:

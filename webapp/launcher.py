@@ -364,7 +364,7 @@ def worker_argvs(python: str, data: Path) -> dict[str, list[str]]:
     index builds) and runs the beat schedule (-B); ``interactive`` takes the short work someone waits on (evaluations,
     a pasted text's detection, the sweeps: webapp.celery's routes), so that it never waits behind an hour of
     training. Each has one process: the interactive one loads a linker only when a task of its needs one
-    (webapp.training.registry), so an idle machine holds no second copy of a model."""
+    (webapp.linking.registry), so an idle machine holds no second copy of a model."""
     celery = [python, "-m", "celery", "-A", "webapp", "worker", "-c", "1", "--loglevel", "INFO"]
     return {
         "worker": [*celery, "-Q", f"{DEFAULT_QUEUE},{GPU_QUEUE}", "-n", "worker@%h",

@@ -293,7 +293,7 @@ LINKER_BASE_MODEL = envstr("LINKER_BASE_MODEL")  # empty: the MiniLM folder ship
 if LINKER_BASE_MODEL and not Path(LINKER_BASE_MODEL).is_dir():
     raise ImproperlyConfigured(f"LINKER_BASE_MODEL={LINKER_BASE_MODEL!r} is not a folder (a local Hugging Face model)")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is ever downloaded at run time
-# Where the linker encodes (linker.device.choose_device, webapp.training.devices). LINKER_DEVICE: batch work (index
+# Where the linker encodes (linker.device.choose_device, webapp.linking.devices). LINKER_DEVICE: batch work (index
 # builds, evaluations, training, calibration); auto takes CUDA where torch sees a GPU. LINKER_SERVING_DEVICE: the
 # linker a process keeps loaded to answer requests (the candidate panel, POST /api/link, stored suggestions): cpu by
 # default, since a request encodes a handful of mentions (a GPU saves little there) and every gunicorn process would

@@ -57,7 +57,7 @@ def demo_collection(transactional_db, tmp_path, settings):  # type: ignore[no-un
     from webapp.core.roles import ROLES
     from webapp.corpus.models import Collection
     from webapp.demo.load import load_demo
-    from webapp.training.registry import forget_all
+    from webapp.linking.registry import forget_all
     from webapp.training.services import activate_index, build_index, create_index_version
     from webapp.vocab.models import Dictionary
 

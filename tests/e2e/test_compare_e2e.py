@@ -22,7 +22,7 @@ def world(transactional_db, alice, bob, settings, tmp_path: Path):  # type: igno
     index too, so that it can be evaluated), and evaluations of the first two on the dev collection."""
     from django.db import connections
 
-    from webapp.training.registry import forget_all
+    from webapp.linking.registry import forget_all
     from webapp.training.services import activate_index, build_index, create_index_version
 
     connections.settings["default"]["CONN_MAX_AGE"] = 0  # live-server threads close their connections

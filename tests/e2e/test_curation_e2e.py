@@ -10,7 +10,7 @@ from tests.conftest import PASSWORD
 from tests.e2e.conftest import login, select_text
 from webapp.corpus.models import Document, Link, Mention
 from webapp.curation.models import Decision, HardNegative
-from webapp.training.registry import get_active_linker
+from webapp.linking.registry import get_active_linker
 from webapp.vocab.models import Name
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from tests.conftest import PASSWORD
 from tests.curation_latte import activate_artifact, mention_with_a_conflict, train_demo_latte
 from tests.e2e.conftest import login
-from webapp.training.registry import get_active_linker
+from webapp.linking.registry import get_active_linker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

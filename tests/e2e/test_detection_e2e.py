@@ -16,7 +16,7 @@ from tests.integration.detection_helpers import detection_worker, mini_dictionar
 from webapp.core.models import ImportJob
 from webapp.corpus.models import Document, Mention
 from webapp.curation.models import Decision
-from webapp.training.registry import forget_all
+from webapp.linking.registry import forget_all
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow]
 

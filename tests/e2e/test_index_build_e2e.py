@@ -20,8 +20,8 @@ from tests.conftest import PASSWORD
 from tests.e2e.conftest import login
 from tests.integration.test_index_build_progress import CONCEPTS, index_worker  # noqa: F401 (a fixture)
 from webapp.corpus.models import Collection, Document, Mention
+from webapp.linking.registry import get_active_linker
 from webapp.training.models import EncoderModel, IndexVersion
-from webapp.training.registry import get_active_linker
 from webapp.training.relinking import relinking
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
@@ -51,7 +51,7 @@ def world(transactional_db, alice, bob, settings, tmp_path):  # type: ignore[no-
     from django.db import connections
 
     from linker.encoders.transformer import default_base_model
-    from webapp.training.registry import forget_all
+    from webapp.linking.registry import forget_all
 
     connections.settings["default"]["CONN_MAX_AGE"] = 0  # live-server threads close their connections
     settings.ARTIFACT_ROOT = tmp_path / "artifacts"

@@ -18,7 +18,7 @@ def two_releases(transactional_db, tmp_path, settings, alice, bob):  # type: ign
 
     from tasks.releases import carry_over_task
     from webapp.corpus.models import Collection, Document, Link, Mention
-    from webapp.training.registry import forget_all
+    from webapp.linking.registry import forget_all
     from webapp.training.services import activate_index, build_index, create_index_version
     from webapp.vocab.importers import import_dictionary
     from webapp.vocab.models import Concept, DictionaryVersion, Name

@@ -147,7 +147,7 @@ def demo(db, tmp_path, settings):  # type: ignore[no-untyped-def]
     stored yet. A test module that needs more (roles, suggestions) defines its own ``demo``."""
     from webapp.corpus.models import Collection
     from webapp.demo.load import load_demo
-    from webapp.training.registry import forget_all
+    from webapp.linking.registry import forget_all
     from webapp.training.services import activate_index, build_index, create_index_version
     from webapp.vocab.models import Dictionary
 

@@ -9,9 +9,9 @@ import pytest
 from tests.conftest import PASSWORD
 from webapp.corpus.models import Collection, Link, Mention
 from webapp.curation import services
+from webapp.linking.registry import forget_all
 from webapp.projects.models import Assignment, Member, Project
 from webapp.projects.services.membership import add_member, create_project
-from webapp.training.registry import forget_all
 from webapp.training.services import activate_index, build_index, create_index_version
 from webapp.vocab.models import Concept, Dictionary
 

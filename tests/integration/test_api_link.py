@@ -14,8 +14,8 @@ from rest_framework.test import APIClient
 from linker.cli import link_main
 from linker.data import ConceptRecord, Synonym, iter_pubtator
 from linker.linker import Linker
+from webapp.linking.registry import forget_all
 from webapp.training.models import IndexVersion
-from webapp.training.registry import forget_all
 from webapp.vocab.importers import import_dictionary
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, KnownType, KnownTypeVocabulary, Name
 
@@ -173,7 +173,7 @@ def test_a_curator_synonym_recorded_by_another_process_is_found_by_api_link(
 ) -> None:
     """/api/link reads the same live index as the curation panel: curator synonyms count without a rebuild."""
     from linker.text import normalize
-    from webapp.training import registry
+    from webapp.linking import registry
 
     monkeypatch.setattr(registry, "RECHECK_SECONDS", 0.0)
     text = "Wheezy lungs at night."

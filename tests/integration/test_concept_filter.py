@@ -21,9 +21,9 @@ from webapp.curation.services import (
     suggest_for_collection,
 )
 from webapp.curation.services.suggestions import FILTER_WIDENING, SUGGESTIONS_K, link_in_document
+from webapp.linking.registry import forget_all
 from webapp.projects.concept_filter import build_filter, filter_for_collection, forget_filters
 from webapp.projects.models import Project, Workspace
-from webapp.training.registry import forget_all
 from webapp.training.services import activate_index, build_index, create_index_version
 from webapp.vocab.models import Concept, Dictionary, HierarchyEdge, KnownType
 from webapp.vocab.selectors import search_concepts

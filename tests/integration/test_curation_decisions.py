@@ -10,7 +10,7 @@ import pytest
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation import services
 from webapp.curation.models import Decision, HardNegative
-from webapp.training.registry import forget_all, get_active_linker
+from webapp.linking.registry import forget_all, get_active_linker
 from webapp.training.services import activate_index, build_index, create_index_version
 from webapp.vocab.models import Concept, Dictionary, Name
 

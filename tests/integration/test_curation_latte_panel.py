@@ -21,7 +21,7 @@ from webapp.corpus.models import Collection, Link, Mention
 from webapp.curation import selectors
 from webapp.curation.services import panel_ranking, store_ranking, store_suggestions, suggest_for_collection
 from webapp.curation.services.suggestions import concept_pks
-from webapp.training.registry import forget_all, get_active_linker
+from webapp.linking.registry import forget_all, get_active_linker
 from webapp.training.services import activate_index, build_index, create_index_version
 from webapp.vocab.models import Concept, Name
 

@@ -13,8 +13,8 @@ from webapp.corpus.models import Document, Link, Mention
 from webapp.curation import services
 from webapp.curation.models import Decision, HardNegative
 from webapp.curation.teaching import teaching_decisions
+from webapp.linking.registry import get_active_linker
 from webapp.training.loop import counted_decisions
-from webapp.training.registry import get_active_linker
 from webapp.vocab.models import Concept, Name
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on_commit hooks (the live index update) must run

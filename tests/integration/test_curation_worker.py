@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from webapp.corpus.models import Collection, Link, Mention
-from webapp.training.registry import forget_all
+from webapp.linking.registry import forget_all
 from webapp.training.services import activate_index, build_index, create_index_version
 from webapp.vocab.models import Dictionary
 

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from tests.integration.detection_helpers import TEXT, mini_dictionary, mini_index, notes
 from webapp.corpus.models import Document
 from webapp.curation.services.detection import detect_documents
-from webapp.training.registry import forget_all
+from webapp.linking.registry import forget_all
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from webapp.corpus.formats import DocumentRecord
 from webapp.corpus.formats.services import import_records
 from webapp.corpus.models import Document
 from webapp.curation.services.detection import detect_documents
-from webapp.training.registry import forget_all
+from webapp.linking.registry import forget_all
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 from tests.integration.detection_helpers import detection_worker, mini_dictionary, mini_index, notes, wait_for  # noqa: F401
 from webapp.core.models import ImportJob
 from webapp.corpus.models import Document
-from webapp.training.registry import forget_all
+from webapp.linking.registry import forget_all
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

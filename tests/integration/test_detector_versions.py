@@ -13,13 +13,8 @@ from django.db import IntegrityError, transaction
 from rest_framework.test import APIClient
 
 from linker.detect.spans import Span
-from webapp.training.detectors import (
-    DetectorActivationError,
-    activate_detector,
-    forget_all,
-    get_active_tagger,
-    retire_detector,
-)
+from webapp.linking.taggers import forget_all, get_active_tagger
+from webapp.training.detectors import DetectorActivationError, activate_detector, retire_detector
 from webapp.training.models import DetectorVersion
 from webapp.vocab.models import Dictionary
 
@@ -97,9 +92,9 @@ def test_the_active_tagger_is_loaded_once_and_finds_spans(tagger_folder: Path, t
     activate_detector(second.pk)
     switched = get_active_tagger("spans")
     assert switched is not None and switched.detector_version_id == second.pk and switched.tagger is not active.tagger
-    from webapp.training import detectors
+    from webapp.linking import taggers
 
-    assert set(detectors._loaded) == {second.pk}  # the retired one's memory went back
+    assert set(taggers._loaded) == {second.pk}  # the retired one's memory went back
     forget_all()
 
 

@@ -1,5 +1,5 @@
 """Index builds, evaluations and the linker a process serves each encode where the device settings say
-(webapp.training.devices over linker.device.choose_device): a build says its device and batch in its log and records
+(webapp.linking.devices over linker.device.choose_device): a build says its device and batch in its log and records
 them in the artifact's config; a served linker stays on the CPU by default; a malformed setting stops start-up."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import pytest
 import torch
 
 from tests.integration.conftest import PROJECT_ROOT
+from webapp.linking.devices import batch_device, serving_device
+from webapp.linking.registry import forget_all, load_linker
 from webapp.training import services
-from webapp.training.devices import batch_device, serving_device
 from webapp.training.models import EncoderModel, IndexVersion
-from webapp.training.registry import forget_all, load_linker
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from webapp.corpus.models import Mention
 from webapp.curation.models import OPEN_STATUSES
 from webapp.curation.services import panel_ranking, prefetch_rest_of_document
 from webapp.curation.services.rankings import RANKINGS, link_now, wait_for_prefetch
-from webapp.training.registry import add_curator_synonym, get_active_linker
+from webapp.linking.registry import add_curator_synonym, get_active_linker
 
 pytestmark = pytest.mark.django_db
 

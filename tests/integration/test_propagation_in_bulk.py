@@ -14,7 +14,7 @@ from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation import services
 from webapp.curation.models import Decision, HardNegative
 from webapp.curation.services import decisions
-from webapp.training.registry import forget_all
+from webapp.linking.registry import forget_all
 from webapp.training.services import activate_index, build_index, create_index_version
 from webapp.vocab.models import Concept, Dictionary, Name
 

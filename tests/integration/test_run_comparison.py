@@ -149,7 +149,7 @@ def test_run_evaluation_writes_one_outcome_per_gold_mention_with_the_contracts_m
 
 
 def test_evaluate_linker_keeps_its_contract_for_callers(world, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from webapp.training.registry import load_linker
+    from webapp.linking.registry import load_linker
 
     dictionary, dev, _ = world
     linker = load_linker(_sparse_index(dictionary, settings, tmp_path))
@@ -163,8 +163,8 @@ def test_evaluate_linker_keeps_its_contract_for_callers(world, settings, tmp_pat
 
 def test_a_training_runs_own_evaluation_is_recorded_with_its_outcomes(world, settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The run's evaluate callback computed the figures; _record keeps them as an Evaluation of the new index."""
+    from webapp.linking.registry import load_linker
     from webapp.training.execution import _record
-    from webapp.training.registry import load_linker
 
     dictionary, dev, train = world
     result = evaluate_linker_outcomes(load_linker(_sparse_index(dictionary, settings, tmp_path)), dev.pk)

@@ -131,7 +131,8 @@ def test_a_tagger_run_makes_a_ready_detector_that_finds_spans_once_activated(  #
 ) -> None:
     from django.contrib.auth.models import Group
 
-    from webapp.training.detectors import activate_detector, forget_all, get_active_tagger
+    from webapp.linking.taggers import forget_all, get_active_tagger
+    from webapp.training.detectors import activate_detector
 
     admin = django_user_model.objects.create_user(username="ada", password="x")
     admin.groups.add(Group.objects.get_or_create(name="admin")[0])

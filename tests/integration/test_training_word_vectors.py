@@ -279,7 +279,7 @@ def test_word_vectors_then_a_bne_linker_that_serves_the_candidate_panel(  # type
 ) -> None:
     from django.contrib.auth.models import Group
 
-    from webapp.training.registry import forget_all, get_active_linker
+    from webapp.linking.registry import forget_all, get_active_linker
     from webapp.training.services import promote_index
 
     settings.TASK_QUEUE_OVERRIDE = training_worker.queue  # the re-linking a promotion queues goes to this worker

@@ -8,8 +8,8 @@ import pytest
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.services.decisions import decide
 from webapp.curation.services.undo import undo
-from webapp.training import registry
-from webapp.training.registry import forget_all, get_active_linker
+from webapp.linking import registry
+from webapp.linking.registry import forget_all, get_active_linker
 from webapp.training.services import activate_index, build_index, create_index_version
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name, RemovedName
 

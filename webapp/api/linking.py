@@ -1,7 +1,7 @@
 """POST /api/link: mentions of a text (given spans, or found by the dictionary matcher) with ranked candidates.
 
 The linker is the dictionary's active index with curator synonyms kept in step (the one door,
-webapp.training.registry.get_active_linker, that the curation panel and workers use too); candidates are
+webapp.linking.registry.get_active_linker, that the curation panel and workers use too); candidates are
 enriched with the preferred names and known types of the index's dictionary version. Each mention is linked in
 the whole text (:meth:`linker.linker.Linker.link_in_context`), exactly as the candidate panel and
 ``python -m linker link`` link a document's mentions: with a LATTE re-ranker the order and scores are the
@@ -22,7 +22,7 @@ from linker.rerank import MentionSpan
 from linker.rerank.results import LinkedMention
 from webapp.corpus.detect import matcher_for_index
 from webapp.curation.panel_types import latent_summary
-from webapp.training.registry import ActiveLinker
+from webapp.linking.registry import ActiveLinker
 from webapp.vocab.models import Concept
 
 __all__ = ["GivenSpan", "link_text"]

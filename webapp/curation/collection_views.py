@@ -28,8 +28,8 @@ from webapp.corpus.selectors import (
     text_blocks,
 )
 from webapp.corpus.windows import window_number
+from webapp.linking.versions import has_active_index
 from webapp.projects import access
-from webapp.training.models import IndexVersion
 
 DOCUMENTS_PER_PAGE = 50
 # The export form's choices: the API's export (GET /api/collections/<slug>/export/) takes the same names.
@@ -66,8 +66,7 @@ def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _index_missing(collection: Collection) -> bool:
     """The collection's dictionary serves no candidates yet: it has no active index (a new dictionary)."""
-    return collection.dictionary_id is not None and not IndexVersion.objects.filter(
-        dictionary_id=collection.dictionary_id, state=IndexVersion.State.ACTIVE).exists()
+    return collection.dictionary_id is not None and not has_active_index(collection.dictionary_id)
 
 
 @require_GET

@@ -18,8 +18,8 @@ from webapp.curation.near_miss import NearMiss, kinship, near_miss, top_two_noti
 from webapp.curation.panel_types import CandidateTypes, MentionTypes, candidate_types, mention_types
 from webapp.curation.services.suggestions import PanelRanking
 from webapp.curation.teaching import lesson
+from webapp.linking.versions import active_index
 from webapp.projects.concept_filter import filter_for_collection, filter_for_document
-from webapp.training.models import IndexVersion
 from webapp.vocab.models import Concept, DictionaryVersion, HierarchyEdge, KnownType
 
 STORED_CONFLICT = "Type conflict: flagged by the model when it made this suggestion."
@@ -106,7 +106,7 @@ def search_version(collection: Collection) -> DictionaryVersion | None:
     dictionary = collection.dictionary
     if dictionary is None:
         return None
-    active = IndexVersion.objects.filter(dictionary=dictionary, state=IndexVersion.State.ACTIVE).select_related("dictionary_version").first()
+    active = active_index(dictionary.pk)
     return active.dictionary_version if active is not None else dictionary.latest_version()
 
 

@@ -20,6 +20,7 @@ from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.lineage import MAX_SIBLINGS, Family, family
 from webapp.curation.models import DECIDED_STATUSES, OPEN_STATUSES, Decision
 from webapp.curation.panel import CandidateRow, Panel, panel, search_version, search_within
+from webapp.linking.versions import active_index
 
 __all__ = [
     "MAX_SIBLINGS", "CandidateRow", "CollectionStats", "CuratorActivity", "Family", "Panel", "collection_stats",
@@ -210,10 +211,8 @@ class AutoAcceptState:
 
 def auto_accept_state(collection: Collection) -> AutoAcceptState:
     from webapp.curation.services.auto_accept import auto_accepted
-    from webapp.training.models import IndexVersion
 
-    index = (IndexVersion.objects.filter(dictionary_id=collection.dictionary_id, state=IndexVersion.State.ACTIVE)
-             .select_related("encoder", "dictionary", "dictionary_version").first()) if collection.dictionary_id else None
+    index = active_index(collection.dictionary_id) if collection.dictionary_id else None
     calibration: dict[str, Any] = {}
     calibrated = False
     if index is not None:

@@ -69,8 +69,8 @@ def calibrate_run(run: TrainingRun, folder: Path, say: Any) -> dict[str, Any]:
     )
     from linker.linker import Linker
     from linker.protocol import build_eval_set
+    from webapp.linking.devices import batch_device
     from webapp.training.dataset import gold_documents
-    from webapp.training.devices import batch_device
     from webapp.training.evaluation import _ranked_in_context
 
     linker = Linker.load(folder, device=batch_device())

@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from webapp.core.queue import QueueUnavailable, enqueue, job_task_id
 from webapp.corpus.models import Collection, Document, Mention
+from webapp.linking.devices import batch_device, serving_device
 from webapp.training.dataset import gold_parts, plain_documents
-from webapp.training.devices import batch_device, serving_device
 from webapp.training.errors import RunError
 from webapp.training.held_out import check_held_out, trained_collections
 from webapp.training.models import Evaluation, IndexVersion, MentionOutcome
@@ -201,7 +201,7 @@ def _evaluation_linker(index: IndexVersion) -> Any:
     this process serves is reused when it is on that device; otherwise (a GPU worker whose served linkers stay on
     the CPU) the artifact is loaded for this evaluation alone and let go after it."""
     from linker.linker import Linker
-    from webapp.training.registry import load_linker
+    from webapp.linking.registry import load_linker
 
     device = batch_device()
     if device == serving_device():

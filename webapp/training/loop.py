@@ -6,11 +6,12 @@ the candidate index's and the active index's (``metrics["acc@1"]`` and, when bot
 and says in words which figure fails and by how much (:func:`check_gate`). Promotion from a page or the API goes
 through :func:`promote_through_gate`; a dictionary without a gate promotes as before.
 
-The trigger (:class:`webapp.training.models.RetrainPolicy`): after each curator decision commits,
-:func:`after_decision` counts the dictionary's decisions and, under a row lock on the policy, queues one run per
-threshold crossed (:func:`maybe_trigger`); the beat's nightly task queues one for policies with ``nightly`` when
-there were new decisions (:func:`nightly_retrain`). Runs are queued with :func:`webapp.training.runs.start_run`, the
-validation and queueing every run shares, and never while another policy run of the dictionary is unfinished.
+The trigger (:class:`webapp.training.models.RetrainPolicy`): after each curator decision commits
+(:data:`webapp.curation.signals.decision_committed`), :func:`after_decision` counts the dictionary's decisions and,
+under a row lock on the policy, queues one run per threshold crossed (:func:`maybe_trigger`); the beat's nightly
+task queues one for policies with ``nightly`` when there were new decisions (:func:`nightly_retrain`). Runs are
+queued with :func:`webapp.training.runs.start_run`, the validation and queueing every run shares, and never while
+another policy run of the dictionary is unfinished.
 
 The pipeline: a run that succeeds with an index (a policy run, or any run of a dictionary whose gate auto-promotes)
 queues ``tasks.loop.gate_run_task`` (:func:`after_run`, called by the training task); :func:`gate_run` queues the evaluations that are
@@ -310,8 +311,9 @@ def maybe_trigger(dictionary_id: int) -> TrainingRun | None:
 
 
 def after_decision(dictionary_id: int | None) -> None:
-    """The hook the decision service registers with ``transaction.on_commit``: a decision is committed already,
-    so nothing here may fail it; a broker that is down leaves the run failed with the reason (start_run's)."""
+    """What a committed decision sets off (:data:`webapp.curation.signals.decision_committed`, connected in
+    training's app ``ready``): the decision is committed already, so nothing here may fail it; a broker that is
+    down leaves the run failed with the reason (start_run's)."""
     if dictionary_id is None:
         return
     try:

@@ -32,7 +32,7 @@ from linker.encoders.transformer import TransformerEncoder
 from linker.linker import Linker
 from linker.scoring import scoring_for
 from webapp.core.queue import enqueue, job_task_id
-from webapp.training.devices import batch_device
+from webapp.linking.devices import batch_device
 from webapp.training.errors import RunError
 from webapp.training.index_builds import check_index_build
 from webapp.training.index_progress import LINKER_PHASES, Echo, IndexBuildCancelled, IndexProgressRecorder

@@ -223,7 +223,7 @@ class RemovedName(models.Model):
     """A curator synonym taken back by an undo, so that every process's live index forgets it too.
 
     The process that undid it removes the name from its own index after commit; the others read these rows
-    (newer than the last they saw) when they next hand out the linker (:mod:`webapp.training.registry`).
+    (newer than the last they saw) when they next hand out the linker (:mod:`webapp.linking.registry`).
     """
 
     version = models.ForeignKey(DictionaryVersion, on_delete=models.CASCADE, related_name="+")

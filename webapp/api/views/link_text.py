@@ -18,7 +18,7 @@ from webapp.api.serializers import (
     LinkResponseSerializer,
 )
 from webapp.api.views.common import RejectNulMixin
-from webapp.training.registry import get_active_linker
+from webapp.linking.registry import get_active_linker
 from webapp.vocab.models import Dictionary
 
 

@@ -42,11 +42,11 @@ from django.utils import timezone
 from linker.text import normalize
 from webapp.corpus.models import Link, Mention
 from webapp.curation.models import DECIDED_STATUSES, OPEN_STATUSES, Decision, HardNegative
+from webapp.curation.signals import announce_decision
 from webapp.curation.teaching import Lesson, lesson
+from webapp.linking.registry import add_curator_synonym, add_curator_synonyms
 from webapp.projects.access import decidable_documents_q
 from webapp.projects.concept_filter import filter_for_document
-from webapp.training.loop import after_decision
-from webapp.training.registry import add_curator_synonym, add_curator_synonyms
 from webapp.vocab.models import Concept, DictionaryVersion, Name
 
 HARD_NEGATIVES_PER_DECISION = 5
@@ -182,7 +182,8 @@ def decide(
         # A copy teaches what the decision taught: a parent link's copies are parent links too.
         propagated = _apply_to_twins(twins, action, decision.concept, user, batch, teach=decision.teaches)
     # The learning loop: once committed, the dictionary's decisions may have reached its retrain policy's threshold.
-    transaction.on_commit(functools.partial(after_decision, mention.document.collection.dictionary_id))
+    # Training listens (webapp.curation.signals says why curation announces rather than calls).
+    transaction.on_commit(functools.partial(announce_decision, mention.document.collection.dictionary_id))
     return Outcome(decision, propagated, skipped, decisions[1:])
 
 
@@ -321,7 +322,7 @@ def _apply(
         if dictionary is not None:
             slug, cid, name = dictionary.slug, concept.concept_id, synonym.text
             # This process's live index learns the synonym once the decision is committed; other processes
-            # pick it up from the database on their next lookup (webapp.training.registry.get_active_linker).
+            # pick it up from the database on their next lookup (webapp.linking.registry.get_active_linker).
             # A name the concept had already is in every index: adding it again would only count it twice.
             transaction.on_commit(lambda: add_curator_synonym(slug, name, cid))
     return decision

@@ -6,7 +6,7 @@ document writer queued (:mod:`webapp.corpus.detection`). Per document:
 1. it is claimed (``queued`` -> ``running``; a document in any other state is left alone, so a re-delivered task
    does nothing twice, and a task meant for another database finds nothing queued under the id);
 2. the collection's detectors run (``Collection.detection``): the dictionary matcher over the names of the
-   dictionary's active index (the one door, :func:`webapp.training.registry.get_active_linker`, as
+   dictionary's active index (the one door, :func:`webapp.linking.registry.get_active_linker`, as
    ``POST /api/link`` uses it), the dictionary's active tagger (:func:`active_tagger`), or both, merged by
    :func:`linker.detect.merge.merge` with the tagger-first rule (for a tagger that reads dictionary features, only
    the matcher's spans of names new to it are merged in: see that module);
@@ -28,7 +28,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
@@ -39,10 +39,8 @@ from webapp.corpus.models import Collection, Document, Mention
 from webapp.curation.models import OPEN_STATUSES, Decision
 from webapp.curation.services.decisions import CurationError
 from webapp.curation.services.suggestions import suggest_links
-from webapp.training.registry import ActiveLinker, get_active_linker
-
-if TYPE_CHECKING:
-    from webapp.training.detectors import ActiveTagger
+from webapp.linking.registry import ActiveLinker, get_active_linker
+from webapp.linking.taggers import ActiveTagger, get_active_tagger
 
 logger = logging.getLogger(__name__)
 
@@ -93,12 +91,7 @@ class Detectors:
 
 
 def active_tagger(dictionary_slug: str) -> ActiveTagger | None:
-    """The dictionary's active tagger; None when none is active. Also None where the training side that serves
-    taggers (:mod:`webapp.training.detectors`) is not installed: then mentions come from the matcher alone."""
-    try:
-        from webapp.training.detectors import get_active_tagger
-    except ImportError:
-        return None
+    """The dictionary's active tagger (:func:`webapp.linking.taggers.get_active_tagger`); None when none is active."""
     return get_active_tagger(dictionary_slug)
 
 

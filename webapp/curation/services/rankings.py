@@ -39,7 +39,7 @@ from linker.rerank.results import LinkedMention
 from webapp.corpus.models import Mention
 from webapp.corpus.windows import window_at
 from webapp.curation.models import OPEN_STATUSES
-from webapp.training.registry import ActiveLinker
+from webapp.linking.registry import ActiveLinker
 
 __all__ = ["Linking", "PAYOFF", "PrefetchPayoff", "RANKINGS", "RankingCache", "forget_rankings", "link_mention", "link_now",
            "prefetch_document", "wait_for_prefetch"]

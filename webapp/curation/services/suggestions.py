@@ -7,7 +7,7 @@ decision, so the rank recorded with it is the rank the curator saw, and with the
 fixing a span or undoing). The panel's GET only reads (:func:`panel_ranking`): it links its mention live, the
 ranking kept in the process while the index is unchanged and the rest of the document prefetched (:mod:`.rankings`,
 a cache). Decided mentions keep the suggestions they were decided on.
-Both read the linker through the one door, :func:`webapp.training.registry.get_active_linker`, so synonyms
+Both read the linker through the one door, :func:`webapp.linking.registry.get_active_linker`, so synonyms
 curators added in any process count, and both link each mention in its document
 (:meth:`linker.linker.Linker.link_in_context`): with a LATTE re-ranker the order and the scores stored are
 the re-ranker's, and each suggestion keeps whether its concept's known types conflict with the mention's.
@@ -32,8 +32,8 @@ from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.models import OPEN_STATUSES, Decision
 from webapp.curation.services.decisions import CurationError
 from webapp.curation.services.rankings import link_mention, link_now, prefetch_document
+from webapp.linking.registry import ActiveLinker, get_active_linker
 from webapp.projects.concept_filter import ConceptFilter, filter_for_document
-from webapp.training.registry import ActiveLinker, get_active_linker
 from webapp.vocab.models import Concept, DictionaryVersion
 
 SUGGESTIONS_K = 10  # suggestions stored per mention part: the panel's list, and enough to know margins

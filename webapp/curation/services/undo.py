@@ -15,7 +15,7 @@ from webapp.core.roles import is_admin
 from webapp.corpus.models import Document, Link, Mention
 from webapp.curation.models import Decision
 from webapp.curation.services.decisions import Action, Conflict, CurationError
-from webapp.training.registry import forget_curator_synonym
+from webapp.linking.registry import forget_curator_synonym
 from webapp.vocab.models import Name
 
 

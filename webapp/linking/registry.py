@@ -32,8 +32,8 @@ from django.db import transaction
 
 from linker.linker import Linker
 from linker.text import normalize
-from webapp.training.devices import serving_device
-from webapp.training.models import IndexVersion
+from webapp.linking.devices import serving_device
+from webapp.linking.versions import Artifact, active_index_by_slug, active_index_ids, index_created_at
 from webapp.vocab.models import DictionaryVersion, Name, RemovedName
 
 __all__ = ["ActiveLinker", "RECHECK_SECONDS", "add_curator_synonym", "add_curator_synonyms", "forget_all", "get_active_linker",
@@ -130,7 +130,7 @@ def _remove(active: ActiveLinker, mark: _Watermark, pairs: Sequence[tuple[str, s
         log.info("index %s: %d curator synonym(s) taken back live", active.index_version_id, len(removed))
 
 
-def load_linker(index: IndexVersion) -> Linker:
+def load_linker(index: Artifact) -> Linker:
     """The Linker of one index version, loaded once per process (evaluation of a given version uses it too).
 
     Serving code asks :func:`get_active_linker` instead, which also keeps curator synonyms in step.
@@ -140,10 +140,10 @@ def load_linker(index: IndexVersion) -> Linker:
         with _lock:
             linker = _loaded.get(index.pk)
             if linker is None:
-                # LINKER_SERVING_DEVICE: the CPU unless set (webapp.training.devices says why).
+                # LINKER_SERVING_DEVICE: the CPU unless set (webapp.linking.devices says why).
                 linker = Linker.load(index.artifact_path, device=serving_device())
                 # Keep only what is still served: a retired index's memory goes back after a promotion.
-                live = set(IndexVersion.objects.filter(state=IndexVersion.State.ACTIVE).values_list("pk", flat=True))
+                live = active_index_ids()
                 for stale in [pk for pk in _loaded if pk not in live]:
                     del _loaded[stale]
                     _marks.pop(stale, None)
@@ -172,11 +172,7 @@ def forget_all() -> None:
 
 
 def _active_index(dictionary_slug: str) -> ActiveLinker | None:
-    index = (
-        IndexVersion.objects.select_related("dictionary", "dictionary_version", "encoder")
-        .filter(dictionary__slug=dictionary_slug, state=IndexVersion.State.ACTIVE)
-        .first()
-    )
+    index = active_index_by_slug(dictionary_slug)
     if index is None:
         return None
     return ActiveLinker(load_linker(index), index.pk, index.label, index.dictionary_version)
@@ -198,7 +194,7 @@ def _catch_up_synonyms(active: ActiveLinker) -> None:
         removals = RemovedName.objects.filter(version=active.dictionary_version)
         if mark.last_name_pk is None:
             # First look in this process: curator names the build may have missed (made while or after it ran).
-            built = IndexVersion.objects.filter(pk=active.index_version_id).values_list("created_at", flat=True).get()
+            built = index_created_at(active.index_version_id)
             names = names.filter(created_at__gte=built)
             removals = removals.filter(removed_at__gte=built)
             mark.last_name_pk = Name.objects.order_by("-pk").values_list("pk", flat=True).first() or 0

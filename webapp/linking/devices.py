@@ -1,7 +1,7 @@
 """Where this process's linker work computes, one decision for all of it (:func:`linker.device.choose_device`).
 
 Batch work (an index build, an evaluation, a calibration) encodes on ``LINKER_DEVICE``: CUDA where torch sees a
-GPU unless it says ``cpu``. The linker a process keeps loaded to serve requests (:mod:`webapp.training.registry`:
+GPU unless it says ``cpu``. The linker a process keeps loaded to serve requests (:mod:`webapp.linking.registry`:
 the candidate panel, ``POST /api/link``, stored suggestions) encodes on ``LINKER_SERVING_DEVICE``, the CPU by
 default: a request encodes a few mentions, and each gunicorn process would hold its own copy of the model on the GPU.
 """
