@@ -51,7 +51,7 @@ from typing import IO, Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from linker.data import iter_medic_tsv, iter_obo  # noqa: E402 (after the path is set)
+from linker.dictionary_formats import iter_medic_tsv, iter_obo  # noqa: E402 (after the path is set)
 
 RESULTS = ROOT / "bench" / "RESULTS.md"
 WORK = ROOT / "var" / "bench-scale"
@@ -737,7 +737,7 @@ def dev_accuracy(linker: Any, cfg: Config) -> dict[str, Any]:
 def _medic_only_control(cfg: Config, encoder: Any) -> dict[str, Any]:
     """The same encoder and retrieval over CTD MEDIC alone (exact search): what the synthetic names cost."""
     from linker.config import LinkerConfig
-    from linker.data import iter_medic_tsv
+    from linker.dictionary_formats import iter_medic_tsv
     from linker.index import IndexConfig
     from linker.linker import Linker
     from linker.retrieval import RetrievalConfig

@@ -21,7 +21,7 @@ __all__ = ["detect_main", "evaluate_main", "calibrate_main", "link_main"]
 def _documents(path: str | Path) -> list[tuple[str, str]]:
     """(id, text) of each document: a PubTator file's (its PMID, title and abstract), or a plain text file's
     non-empty lines (id: the line number)."""
-    from linker.data import open_text
+    from linker.textfiles import open_text
 
     with open_text(path) as fh:
         head = fh.read(4000)

@@ -245,7 +245,7 @@ MUTATIONS: dict[str, Callable[[bytes, int, int], bytes]] = {
 mutation_lists = st.lists(
     st.tuples(st.sampled_from(sorted(MUTATIONS)), st.integers(0, 1 << 16), st.integers(0, 255)), min_size=1, max_size=3
 )
-# The line-based readers also take gzip (linker.data.open_text): None, or the file gzipped with the byte at
+# The line-based readers also take gzip (linker.textfiles.open_text): None, or the file gzipped with the byte at
 # this position of the compressed stream flipped (past its end: left intact).
 GZIP_READERS = {"pubtator", *DICTIONARY_FORMATS}
 gzip_damage = st.one_of(st.none(), st.integers(0, 1 << 10))

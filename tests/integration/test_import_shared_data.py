@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from linker.data import ConceptRecord, iter_dnorm_dictionary, iter_medic_tsv, iter_obo
+from linker.data import ConceptRecord
+from linker.dictionary_formats import iter_dnorm_dictionary, iter_medic_tsv, iter_obo
 from webapp.corpus.importers import import_pubtator
 from webapp.corpus.models import Link, Mention
 from webapp.vocab.importers import MEDIC_SLIM_VOCABULARY, import_dictionary

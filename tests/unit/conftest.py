@@ -43,7 +43,7 @@ def tiny_dictionary_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_table(tiny_dictionary_file: Path):  # type: ignore[no-untyped-def]
-    from linker.data import iter_dnorm_dictionary
     from linker.dictionary import NameTable
+    from linker.dictionary_formats import iter_dnorm_dictionary
 
     return NameTable.from_records(iter_dnorm_dictionary(tiny_dictionary_file))

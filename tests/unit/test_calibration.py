@@ -83,7 +83,7 @@ def test_labelled_examples_are_per_part_and_right_when_the_top1_is_gold() -> Non
 
 def test_a_calibrated_linker_keeps_its_calibration_through_save_and_load(tiny_dictionary_file: Path,
                                                                          tmp_path: Path) -> None:
-    from linker.data import iter_dnorm_dictionary
+    from linker.dictionary_formats import iter_dnorm_dictionary
 
     linker = Linker.build(list(iter_dnorm_dictionary(tiny_dictionary_file)), None,
                           LinkerConfig(retrieval=RetrievalConfig(mode="sparse")))
@@ -103,7 +103,7 @@ def test_a_calibrated_linker_keeps_its_calibration_through_save_and_load(tiny_di
 
 def test_the_cli_calibrates_an_artifact_on_gold_and_nil_mentions(tiny_dictionary_file: Path, tmp_path: Path) -> None:
     from linker.cli import main
-    from linker.data import iter_dnorm_dictionary
+    from linker.dictionary_formats import iter_dnorm_dictionary
 
     Linker.build(list(iter_dnorm_dictionary(tiny_dictionary_file)), None,
                  LinkerConfig(retrieval=RetrievalConfig(mode="sparse"))).save(tmp_path / "art")

@@ -7,16 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from linker.data import (
-    ParseError,
-    Synonym,
-    iter_dictionary,
-    iter_dnorm_dictionary,
-    iter_medic_tsv,
-    iter_obo,
-    iter_pubtator,
-    sniff_dictionary_format,
-)
+from linker.data import ParseError, Synonym, iter_dictionary, iter_pubtator, sniff_dictionary_format
+from linker.dictionary_formats import iter_dnorm_dictionary, iter_medic_tsv, iter_obo
 
 MEDIC = (
     "# Report created: Tue Jun 06 2017\n"

@@ -16,7 +16,7 @@ DOCUMENT = "Patients with ataxia telangiectasia (A-T) and Huntington's disease w
 
 @pytest.fixture(scope="module")
 def linker(minilm: TransformerEncoder, tiny_dictionary_file) -> Linker:  # type: ignore[no-untyped-def]
-    from linker.data import iter_dnorm_dictionary
+    from linker.dictionary_formats import iter_dnorm_dictionary
 
     config = LinkerConfig(retrieval=RetrievalConfig(sparse_weight=3.0))
     return Linker.build(list(iter_dnorm_dictionary(tiny_dictionary_file)), minilm, config)

@@ -26,7 +26,7 @@ def input_path(path: str | Path, *, folder: bool = False) -> Path:
         raise ValueError(f"{path}: cannot open the file ({exc.strerror or exc})") from None
     if not found:
         raise FileNotFoundError(f"{path}: no such file")
-    if path.suffix == ".gz" and path.is_file():  # the readers inflate .gz files as they go (linker.data.open_text)
+    if path.suffix == ".gz" and path.is_file():  # the readers inflate .gz files as they go (linker.textfiles.open_text)
         limits.check_gzip(path)
     return path
 

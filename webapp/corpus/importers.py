@@ -23,7 +23,8 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 
-from linker.data import GoldMention, PubTatorDocument, iter_pubtator, open_text
+from linker.data import GoldMention, PubTatorDocument, iter_pubtator
+from linker.textfiles import open_text
 from webapp.core.inputs import check_label, input_path
 from webapp.corpus.formats.records import DocumentRecord, LinkRecord, MentionRecord
 from webapp.corpus.models import Collection

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from linker.data import open_text, sniff_dictionary_format
+from linker.data import sniff_dictionary_format
+from linker.textfiles import open_text
 from webapp.demo.concepts import CONCEPTS
 from webapp.demo.documents import render_pubtator
 

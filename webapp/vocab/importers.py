@@ -28,14 +28,9 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import transaction
 
-from linker.data import (
-    DICTIONARY_FORMATS,
-    iter_dictionary,
-    namespaced,
-    open_text,
-    read_release,
-    sniff_dictionary_format,
-)
+from linker.data import DICTIONARY_FORMATS, iter_dictionary, read_release, sniff_dictionary_format
+from linker.dictionary_formats import namespaced
+from linker.textfiles import open_text
 from webapp.core.inputs import check_label, input_path
 from webapp.vocab.copy import copy_rows, max_length
 from webapp.vocab.import_steps import analyze_vocab, existing_version, locked_dictionary, report_existing

@@ -17,8 +17,9 @@ from typing import Any
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
-from linker.data import ConceptRecord, ParseError, Synonym, open_text
+from linker.data import ConceptRecord, ParseError, Synonym
 from linker.text import normalize
+from linker.textfiles import open_text
 from webapp.vocab.copy import copy_rows, max_length
 from webapp.vocab.hierarchy import hierarchy_cycles
 from webapp.vocab.models import (

@@ -3,7 +3,7 @@
 Offsets count the title, one space, then the abstract (characters, as Python strings count them). Reading
 goes through :func:`linker.data.iter_pubtator` (the one PubTator parser of the project); importing goes
 through :func:`webapp.corpus.importers.import_pubtator`. A text with line breaks cannot be written on one
-line: each break becomes a space, which keeps every offset. A UTF-8 byte-order mark opening a file is skipped (by ``linker.data.open_text``).
+line: each break becomes a space, which keeps every offset. A UTF-8 byte-order mark opening a file is skipped (by ``linker.textfiles.open_text``).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from linker.data import undecodable_line
+from linker.textfiles import undecodable_line
 
 # Metadata nests a few levels in practice (PubTator relations: 3); far deeper JSON is refused by name rather
 # than met later as a RecursionError when it is encoded for PostgreSQL, deep inside the request's stack.
