@@ -15,14 +15,13 @@ from linker.agreement import (
     NIL,
     ConceptHierarchy,
     Dispute,
-    SpanAgreement,
     agreement,
     cohen_kappa,
     disputed_concepts,
     krippendorff_alpha,
     link_agreement,
-    span_agreement,
 )
+from linker.span_agreement import SpanAgreement, span_agreement
 
 # root -> A -> A1, A2; root -> B
 TREE = {"A": ["root"], "A1": ["A"], "A2": ["A"], "B": ["root"]}
