@@ -1,6 +1,7 @@
 """The command line, ``python -m linker`` (files in, files out), one module per stage.
 
-- :mod:`linker.cli.parser`: argparse (only there) and ``main``; each sub-command calls a typed ``*_main`` function.
+- :mod:`linker.cli.parser`: argparse (only there and in :mod:`linker.cli.configs`, the training flags' configs) and
+  ``main``; each sub-command calls a typed ``*_main`` function.
 - :mod:`linker.cli.index`: ``build-index``.
 - :mod:`linker.cli.training`: ``train``, ``train-word-vectors``, ``pretrain-hierarchy``, ``train-rerank``,
   ``train-tagger``.

@@ -51,7 +51,8 @@ def test_an_unknown_scope_is_refused(tiny_dictionary_file: Path, tmp_path: Path)
 
 
 def test_the_bne_flags_reach_its_config_and_other_methods_refuse_them() -> None:
-    from linker.cli.parser import build_parser, fast_config
+    from linker.cli.configs import fast_config
+    from linker.cli.parser import build_parser
     from linker.encoders.bne import FAST_BNE, BNEConfig
 
     args = build_parser().parse_args(["train", "--method", "bne", "--dictionary", "d", "--train", "t", "--out", "o",
@@ -69,7 +70,8 @@ def test_the_bne_flags_reach_its_config_and_other_methods_refuse_them() -> None:
 
 
 def test_pretrain_hierarchy_takes_a_seed_so_a_run_can_be_drawn_again() -> None:
-    from linker.cli.parser import build_parser, hierarchy_config
+    from linker.cli.configs import hierarchy_config
+    from linker.cli.parser import build_parser
     from linker.train import TrainerConfig
 
     base = ["pretrain-hierarchy", "--dictionary", "d.obo", "--out", "o"]
