@@ -10,6 +10,8 @@ word of its own — and remembers where each one is, so labels go back to exact 
   whole of ``"breast cancers"``): a word-level labeller cannot say less than a word, and dropping the cut word
   would lose the mention. Overlapping spans cannot both be labelled: the one starting first (the longer at the
   same start) is kept.
+- :func:`viterbi_bio` decodes a tagger's label probabilities: the most probable labels in which ``I`` never
+  follows ``O`` nor opens the text.
 - :func:`from_bio` reads spans off labels. A ``B`` starts a span, an ``I`` continues the open one — and an
   ``I`` with no span open (after ``O``, or first) starts one, as the usual lenient BIO reading does: the
   classifier said "mention" there, and a missing ``B`` should not throw that away. Labels may carry a type
@@ -25,11 +27,15 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from linker.detect.spans import TAGGER, Span
 
-__all__ = ["words", "to_bio", "from_bio", "OUTSIDE", "BEGIN", "INSIDE"]
+__all__ = ["words", "to_bio", "from_bio", "viterbi_bio", "OUTSIDE", "BEGIN", "INSIDE", "LABELS"]
 
 OUTSIDE, BEGIN, INSIDE = "O", "B", "I"
+# A tagger's labels in the order of its classifier's columns, without a type.
+LABELS: tuple[str, ...] = (OUTSIDE, BEGIN, INSIDE)
 
 # Combining marks stay with the letter they modify ("e" + U+0301 is one word "é"), as in the dictionary matcher:
 # a mark alone would be a one-character "word" the tokenizer strips away.
@@ -121,3 +127,29 @@ def from_bio(
     if first >= 0:
         close(len(labels) - 1)
     return spans
+
+
+def viterbi_bio(probs: np.ndarray) -> np.ndarray:
+    """The most probable label index sequence (rows: words, columns: :data:`LABELS`) in which ``I`` (index 2)
+    never follows ``O`` (index 0) nor comes first. Words are independent given the network, so a sequence's
+    score is the sum of its labels' log probabilities; the constraint is what links neighbours."""
+    n = len(probs)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    logp = np.log(np.clip(probs.astype(np.float64), 1e-12, None))
+    # allowed[previous, next]: every move but O -> I.
+    allowed = np.ones((3, 3), dtype=bool)
+    allowed[0, 2] = False
+    penalty = np.where(allowed, 0.0, -np.inf)
+    score = logp[0].copy()
+    score[2] = -np.inf  # no mention starts with I
+    back = np.zeros((n, 3), dtype=np.int8)
+    for w in range(1, n):
+        total = score[:, None] + penalty  # (previous, next)
+        back[w] = total.argmax(axis=0)
+        score = total[back[w], np.arange(3)] + logp[w]
+    out = np.zeros(n, dtype=np.int64)
+    out[-1] = int(score.argmax())
+    for w in range(n - 1, 0, -1):
+        out[w - 1] = back[w, out[w]]
+    return out

@@ -5,8 +5,8 @@ Text to spans, in four steps:
 1. **Words** (:func:`linker.detect.bio.words`) with their character offsets; the labels are per word.
 2. **Subword tokens** of the fast tokenizer, with its offset mapping: a token belongs to the word its first
    character falls in, and a word is labelled by its *first* subtoken (the others are not scored, nor trained).
-   The text is tokenized in pieces of :data:`PIECE_WORDS` words cut at word edges, so a long text is never
-   handed to the tokenizer whole.
+   The text is tokenized in pieces of words cut at word edges, so a long text is never handed to the tokenizer
+   whole (steps 1 and 2, and the windows' places: :mod:`linker.detect.encoding`).
 3. **Windows** of ``max_length`` tokens (``[CLS]`` and ``[SEP]`` included) over the text's tokens, consecutive
    windows sharing ``stride`` tokens (the Hugging Face meaning of stride: the overlap). Each word takes its
    label from the window where it sits most centrally, so it is read with as much context on both sides as
@@ -19,9 +19,9 @@ Text to spans, in four steps:
 Labels are ``O``/``B``/``I`` without a type: a :class:`~linker.detect.spans.Span` has none, and the tagger is
 trained for the mention types it records (``mention_types``; empty: whatever the training spans were).
 
-Decoding is constrained (:func:`viterbi_bio`): the most probable label sequence in which ``I`` never follows
-``O`` nor opens the text, instead of each word's most probable label read leniently. A word read as "I" after
-an "O" is then either joined to its predecessor's mention or started as one, whichever the probabilities
+Decoding is constrained (:func:`linker.detect.bio.viterbi_bio`): the most probable label sequence in which ``I``
+never follows ``O`` nor opens the text, instead of each word's most probable label read leniently. A word read as
+"I" after an "O" is then either joined to its predecessor's mention or started as one, whichever the probabilities
 favour, so exact spans are not cut in two by one uncertain word.
 
 Then the short forms the text defines are tagged wherever they recur when the tagger marked their long form
@@ -39,111 +39,26 @@ lives in :mod:`linker.methods.tagger`.
 from __future__ import annotations
 
 import json
-from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from linker.detect.bio import _WORD, BEGIN, INSIDE, OUTSIDE, from_bio
-from linker.detect.gazetteer import FEATURES, GAZETTEER_FILE, Gazetteer, token_features
+from linker.detect.bio import LABELS, from_bio, viterbi_bio
+from linker.detect.encoding import Encoded, encode_text, window_starts
+from linker.detect.gazetteer import FEATURES, GAZETTEER_FILE, Gazetteer
 from linker.detect.short_forms import propagate_short_forms
 from linker.detect.spans import TAGGER, Span
 from linker.train import choose_device
 
-__all__ = ["Tagger", "LABELS", "TAGGER_FILE", "Encoded", "encode_text", "window_starts", "word_labels", "PIECE_WORDS",
-           "viterbi_bio"]
+__all__ = ["Tagger", "TAGGER_FILE"]
 
-LABELS: tuple[str, ...] = (OUTSIDE, BEGIN, INSIDE)
 TAGGER_FILE = "tagger.json"
 FEATURE_WEIGHTS_FILE = "gazetteer.safetensors"
 FORMAT_VERSION = 1
-# Words tokenized at once: a piece of a long text, small enough to keep the tokenizer's output small.
-PIECE_WORDS = 2048
-
-
-@dataclass
-class Encoded:
-    """One text as the tagger reads it, in compact arrays (8 bytes or less per word or token).
-
-    ``starts``/``ends``: each word's character offsets. ``ids``: the text's subtoken ids, no special tokens.
-    ``first``: for each token, the word it is the first subtoken of, or -1 (a later subtoken, or a token that
-    starts in no word). A word no token starts in ("C" of "37°C" when one "##°c" token covered "°C") has no
-    reading of its own; see :meth:`Tagger._decode`. ``feats``: each token's dictionary feature
-    (:mod:`linker.detect.gazetteer`), empty when the text was encoded without matches.
-    """
-
-    starts: array[int] = field(default_factory=lambda: array("q"))
-    ends: array[int] = field(default_factory=lambda: array("q"))
-    ids: array[int] = field(default_factory=lambda: array("q"))
-    first: array[int] = field(default_factory=lambda: array("q"))
-    feats: array[int] = field(default_factory=lambda: array("b"))
-
-    def word_offsets(self) -> list[tuple[int, int]]:
-        return list(zip(self.starts, self.ends, strict=True))
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-
-def encode_text(
-    tokenizer: Any, text: str, piece_words: int = PIECE_WORDS, matches: Sequence[Span] | None = None
-) -> Encoded:
-    """Words and subtokens of ``text`` (``tokenizer``: a ``tokenizers.Tokenizer`` without padding or truncation),
-    with each token's dictionary feature when ``matches`` (sorted, non-overlapping dictionary spans) are given."""
-    enc = Encoded()
-    piece: list[tuple[int, int]] = []
-    token_starts = array("q")
-
-    def flush() -> None:
-        if not piece:
-            return
-        base_word = len(enc.starts)
-        lo, hi = piece[0][0], piece[-1][1]
-        for s, e in piece:
-            enc.starts.append(s)
-            enc.ends.append(e)
-        out = tokenizer.encode(text[lo:hi], add_special_tokens=False)
-        j = 0  # the word the walk is at, within the piece
-        last_owner = -1
-        for tid, (a, b) in zip(out.ids, out.offsets, strict=True):
-            if b <= a:
-                continue  # an empty token (nothing to read) is dropped
-            start = lo + a
-            while j < len(piece) and piece[j][1] <= start:
-                j += 1
-            enc.ids.append(tid)
-            if matches is not None:
-                token_starts.append(start)
-            if j < len(piece) and piece[j][0] <= start and j != last_owner:
-                enc.first.append(base_word + j)
-                last_owner = j
-            else:
-                enc.first.append(-1)
-        piece.clear()
-
-    for m in _WORD.finditer(text):
-        piece.append(m.span())
-        if len(piece) >= piece_words:
-            flush()
-    flush()
-    if matches is not None:
-        enc.feats = token_features(token_starts, matches)
-    return enc
-
-
-def window_starts(n_tokens: int, content: int, overlap: int) -> list[int]:
-    """Where each window of ``content`` tokens starts over ``n_tokens`` tokens, consecutive ones sharing
-    ``overlap``; the last window ends at the last token (it may share more)."""
-    if n_tokens <= content:
-        return [0]
-    step = max(1, content - overlap)
-    starts = list(range(0, n_tokens - content, step))
-    starts.append(n_tokens - content)
-    return starts
 
 
 @dataclass
@@ -441,32 +356,6 @@ class Tagger:
         return propagate_short_forms(item.text, spans, TAGGER) if self.short_forms else spans
 
 
-def viterbi_bio(probs: np.ndarray) -> np.ndarray:
-    """The most probable label index sequence (rows: words, columns: :data:`LABELS`) in which ``I`` (index 2)
-    never follows ``O`` (index 0) nor comes first. Words are independent given the network, so a sequence's
-    score is the sum of its labels' log probabilities; the constraint is what links neighbours."""
-    n = len(probs)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    logp = np.log(np.clip(probs.astype(np.float64), 1e-12, None))
-    # allowed[previous, next]: every move but O -> I.
-    allowed = np.ones((3, 3), dtype=bool)
-    allowed[0, 2] = False
-    penalty = np.where(allowed, 0.0, -np.inf)
-    score = logp[0].copy()
-    score[2] = -np.inf  # no mention starts with I
-    back = np.zeros((n, 3), dtype=np.int8)
-    for w in range(1, n):
-        total = score[:, None] + penalty  # (previous, next)
-        back[w] = total.argmax(axis=0)
-        score = total[back[w], np.arange(3)] + logp[w]
-    out = np.zeros(n, dtype=np.int64)
-    out[-1] = int(score.argmax())
-    for w in range(n - 1, 0, -1):
-        out[w - 1] = back[w, out[w]]
-    return out
-
-
 def _load_features(folder: Path, hidden: int) -> tuple[Gazetteer, torch.nn.Embedding]:
     """A saved tagger's gazetteer and dictionary feature vectors; a clear error when either is missing or does
     not fit the model."""
@@ -487,13 +376,3 @@ def _load_features(folder: Path, hidden: int) -> tuple[Gazetteer, torch.nn.Embed
     with torch.no_grad():
         embedding.weight.copy_(weight)
     return Gazetteer.load(folder), embedding
-
-
-def word_labels(enc: Encoded, bio: Sequence[str]) -> array[int]:
-    """Each token's training label: the label index of the word it is the first subtoken of, else -100 (not
-    scored by the loss, as Hugging Face's token classification does)."""
-    index = {label: i for i, label in enumerate(LABELS)}
-    out = array("q")
-    for w in enc.first:
-        out.append(index[bio[w]] if w >= 0 else -100)
-    return out

@@ -130,7 +130,7 @@ def _examples(
     """Every window (``tiles``: every tile) of every document as a training example, and the number of spans
     taught; ``matchers[i]`` gives document ``i``'s dictionary matches (the cross-fitted ones)."""
     from linker.detect.bio import to_bio
-    from linker.detect.tagger import word_labels
+    from linker.detect.encoding import word_labels
 
     examples: list[_Example] = []
     n_spans = 0

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from linker.detect.bio import viterbi_bio
 from linker.detect.gazetteer import (
     FEATURE_B,
     FEATURE_I,
@@ -19,7 +20,7 @@ from linker.detect.gazetteer import (
     token_features,
 )
 from linker.detect.spans import Span
-from linker.detect.tagger import Tagger, viterbi_bio
+from linker.detect.tagger import Tagger
 from tests.unit.test_detect_tagger import DOCS, SENTENCES
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from linker.data import GoldMention, PubTatorDocument
-from linker.detect.tagger import Tagger, encode_text, window_starts
+from linker.detect.encoding import encode_text, window_starts
+from linker.detect.tagger import Tagger
 
 SENTENCES = [
     ("Breast cancer is common in women.", ["Breast cancer"]),
