@@ -349,7 +349,7 @@ def index_config(kind: str, ivf_nlist: int = 0) -> Any:
 
     ``ivf_nlist`` 0 is the index's own choice (4 sqrt(n) lists, k-means on 256 vectors a list: at 3M names ~6,900
     lists trained on 1.8M vectors, which this CPU cannot do in a session); a smaller number trains in minutes."""
-    from linker.index import IndexConfig
+    from linker.index_kinds import IndexConfig
 
     configs = {
         "hnsw": IndexConfig(kind="hnsw", hnsw_storage="sq8", vector_dtype="float16"),
@@ -738,7 +738,7 @@ def _medic_only_control(cfg: Config, encoder: Any) -> dict[str, Any]:
     """The same encoder and retrieval over CTD MEDIC alone (exact search): what the synthetic names cost."""
     from linker.config import LinkerConfig
     from linker.dictionary_formats import iter_medic_tsv
-    from linker.index import IndexConfig
+    from linker.index_kinds import IndexConfig
     from linker.linker import Linker
     from linker.retrieval import RetrievalConfig
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from linker.index import IndexConfig
+from linker.index_kinds import IndexConfig
 from linker.retrieval import RetrievalConfig
 from linker.text import TextConfig
 

@@ -4,10 +4,8 @@ Name rows are positions in a :class:`linker.dictionary.NameTable` (which maps a 
 name, raw name and concept id); the index only knows vectors and those rows, so a curator synonym added to
 the table is made searchable with ``add(vectors, rows)`` and no rebuild.
 
-Kinds: ``flat`` (exact; the default and right up to a few hundred thousand names), ``hnsw`` (graph; no
-training, fast for millions; ``hnsw_storage="sq8"`` keeps its vectors as int8, a quarter of the memory),
-``ivf`` (inverted lists; trained on the vectors given to ``build``) and ``ivfpq`` (inverted lists of product-
-quantised codes: ``pq_m`` bytes a name at 8 bits, for tens of millions of names).
+Kinds: ``flat`` (exact), ``hnsw`` (graph), ``ivf`` and ``ivfpq`` (inverted lists, of product-quantised codes for
+the latter): :mod:`linker.index_kinds`, with their settings (:class:`linker.index_kinds.IndexConfig`).
 
 A copy of the vectors is kept so that scores of arbitrary (query, name) pairs can be computed for hybrid retrieval
 and so that ``save``/``load`` round-trip exactly: float32, or float16 (``vector_dtype``) to halve it at millions of
@@ -18,72 +16,19 @@ with that copy, so the order they return is by the exact inner product.
 from __future__ import annotations
 
 import json
-import math
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal
 
 import faiss
 import numpy as np
 
+from linker.index_kinds import IndexConfig, new_faiss_index, with_search_settings
 from linker.topk import padded_rows, top_k_columns
 
-__all__ = ["DenseIndex", "IndexConfig", "IndexKind", "KINDS", "pq_subquantisers"]
-
-IndexKind = Literal["auto", "flat", "hnsw", "ivf", "ivfpq"]
-KINDS = ("auto", "flat", "hnsw", "ivf", "ivfpq")
-# ``auto`` below this many names is flat (exact search of a million 384-d vectors is ~1.5 GB and tens of ms a query
-# on two cores); from it, an HNSW graph with a float16 copy (bench/scale.py measured it at 3 million names).
-AUTO_GRAPH_FROM = 1_000_000
-# PQ codebooks are k-means of 2**bits centroids: fewer training vectors than this make empty centroids.
-_PQ_MIN_TRAIN_PER_CENTROID = 39
-
-
-@dataclass(frozen=True)
-class IndexConfig:
-    kind: IndexKind = "auto"  # resolved by the number of names when the index is built (:meth:`resolved`)
-    hnsw_m: int = 32
-    hnsw_ef_search: int = 128
-    hnsw_ef_construction: int = 80
-    hnsw_storage: Literal["flat", "sq8"] = "flat"  # sq8: vectors as int8 in the graph (a quarter of the memory)
-    ivf_nlist: int = 0  # 0: about 4 * sqrt(n) lists
-    ivf_nprobe: int = 16
-    pq_m: int = 0  # ivfpq: sub-quantisers (bytes a name at 8 bits); 0: dim / 8, or the largest divisor of dim below it
-    pq_bits: int = 8
-    refine: int = 4  # quantised kinds: candidates fetched per result, re-ranked exactly with the kept vectors
-    # The kept copy (pair scores, refinement, save/load); auto: float16 from AUTO_GRAPH_FROM names, else float32.
-    vector_dtype: Literal["auto", "float32", "float16"] = "auto"
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown index kind {self.kind!r}; expected one of {', '.join(KINDS)}")
-        if self.hnsw_storage not in ("flat", "sq8"):
-            raise ValueError(f"hnsw_storage is flat or sq8, not {self.hnsw_storage!r}")
-        if self.vector_dtype not in ("auto", "float32", "float16"):
-            raise ValueError(f"vector_dtype is auto, float32 or float16, not {self.vector_dtype!r}")
-        if not 1 <= self.pq_bits <= 16 or self.pq_m < 0 or self.refine < 1:
-            raise ValueError("pq_bits must be 1..16, pq_m >= 0 and refine >= 1")
-
-    def resolved(self, names: int) -> IndexConfig:
-        """The concrete settings for ``names`` vectors: ``auto`` kind becomes flat, or HNSW from
-        :data:`AUTO_GRAPH_FROM` names; ``auto`` vector dtype float32, or float16 from there. Explicit values stay."""
-        large = names >= AUTO_GRAPH_FROM
-        kind = ("hnsw" if large else "flat") if self.kind == "auto" else self.kind
-        dtype = ("float16" if large else "float32") if self.vector_dtype == "auto" else self.vector_dtype
-        return replace(self, kind=kind, vector_dtype=dtype)
-
-    @property
-    def quantised(self) -> bool:
-        return self.kind == "ivfpq" or (self.kind == "hnsw" and self.hnsw_storage == "sq8")
-
-
-def pq_subquantisers(dim: int, wanted: int = 0) -> int:
-    """``wanted`` if it divides ``dim``, else the largest divisor of ``dim`` not above ``wanted`` (default dim / 8)."""
-    target = wanted or max(1, dim // 8)
-    return next(m for m in range(min(target, dim), 0, -1) if dim % m == 0)
+__all__ = ["DenseIndex"]
 
 
 class DenseIndex:
@@ -124,46 +69,7 @@ class DenseIndex:
     def _new_faiss(self, train_vectors: np.ndarray) -> faiss.Index:
         self.config = self.config.resolved(len(train_vectors))
         self._vectors = self._vectors.astype(self.config.vector_dtype)
-        cfg = self.config
-        if cfg.kind == "flat":
-            return faiss.IndexFlatIP(self.dim)
-        if cfg.kind == "hnsw":
-            hnsw: Any
-            if cfg.hnsw_storage == "sq8":
-                hnsw = faiss.IndexHNSWSQ(self.dim, faiss.ScalarQuantizer.QT_8bit, cfg.hnsw_m, faiss.METRIC_INNER_PRODUCT)  # type: ignore[arg-type]
-                if len(train_vectors) == 0:
-                    raise ValueError("an hnsw index with sq8 storage needs vectors to train its quantiser on")
-                hnsw.train(train_vectors)
-            else:
-                hnsw = faiss.IndexHNSWFlat(self.dim, cfg.hnsw_m, faiss.METRIC_INNER_PRODUCT)
-            hnsw.hnsw.efConstruction = cfg.hnsw_ef_construction
-            hnsw.hnsw.efSearch = cfg.hnsw_ef_search
-            return hnsw
-        if cfg.kind == "ivf":
-            n = len(train_vectors)
-            nlist = cfg.ivf_nlist or max(1, min(n // 39, int(4 * math.sqrt(max(n, 1)))))
-            quantizer = faiss.IndexFlatIP(self.dim)
-            ivf = faiss.IndexIVFFlat(quantizer, self.dim, nlist, faiss.METRIC_INNER_PRODUCT)
-            if n == 0:
-                raise ValueError("an ivf index needs vectors to train on")
-            ivf.train(train_vectors)
-            ivf.nprobe = min(cfg.ivf_nprobe, nlist)
-            return ivf  # faiss's Python wrapper keeps a reference to the quantizer
-        # ivfpq
-        n = len(train_vectors)
-        needed = _PQ_MIN_TRAIN_PER_CENTROID * (1 << cfg.pq_bits)
-        if n < needed:
-            raise ValueError(f"an ivfpq index with {cfg.pq_bits}-bit codes needs at least {needed:,} vectors to train on, "
-                             f"got {n:,}: use flat or hnsw for a dictionary this small")
-        nlist = cfg.ivf_nlist or max(1, min(n // 39, int(4 * math.sqrt(n))))
-        quantizer = faiss.IndexFlatIP(self.dim)
-        ivfpq = faiss.IndexIVFPQ(quantizer, self.dim, nlist, pq_subquantisers(self.dim, cfg.pq_m), cfg.pq_bits,
-                                 faiss.METRIC_INNER_PRODUCT)
-        # k-means on every vector of millions costs minutes and gains nothing: a large sample trains as well.
-        sample = train_vectors if n <= 256 * nlist else train_vectors[np.random.default_rng(0).choice(n, 256 * nlist, replace=False)]
-        ivfpq.train(sample)
-        ivfpq.nprobe = min(cfg.ivf_nprobe, nlist)
-        return ivfpq
+        return new_faiss_index(self.config, self.dim, train_vectors)
 
     def add(self, vectors: np.ndarray, rows: np.ndarray | list[int]) -> None:
         """Append vectors [n, d] for name rows [n]; searchable by the next ``search`` call."""
@@ -295,12 +201,7 @@ class DenseIndex:
         if (folder / "masked.npy").exists():
             index._masked = {int(r) for r in np.load(folder / "masked.npy").tolist()}
         if (folder / "index.faiss").exists():
-            loaded: Any = faiss.read_index(str(folder / "index.faiss"))
-            if index.config.kind == "hnsw":
-                loaded.hnsw.efSearch = index.config.hnsw_ef_search
-            elif index.config.kind in ("ivf", "ivfpq"):
-                loaded.nprobe = index.config.ivf_nprobe
-            index._index = loaded
+            index._index = with_search_settings(faiss.read_index(str(folder / "index.faiss")), index.config)
         return index
 
 

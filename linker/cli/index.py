@@ -23,7 +23,7 @@ from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
 from linker.encoders.registry import load_encoder
 from linker.encoders.transformer import TransformerEncoder
-from linker.index import IndexConfig
+from linker.index_kinds import IndexConfig
 from linker.linker import Linker
 from linker.scoring import scoring_for
 from linker.text import Preprocessor, TextConfig

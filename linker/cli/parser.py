@@ -29,7 +29,7 @@ from linker.cli.training import (
 )
 from linker.data import DICTIONARY_FORMATS
 from linker.detect.merge import RULES
-from linker.index import KINDS
+from linker.index_kinds import KINDS
 from linker.methods.tagger import TaggerRecipeConfig
 from linker.rerank.model import LatteConfig
 from linker.rerank.training import RerankTrainingConfig

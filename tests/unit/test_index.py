@@ -3,7 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from linker.index import DenseIndex, IndexConfig
+from linker.index import DenseIndex
+from linker.index_kinds import IndexConfig
 
 
 def _unit(rng: np.random.Generator, n: int, d: int = 16) -> np.ndarray:
@@ -99,7 +100,7 @@ def test_an_ivfpq_index_refuses_too_few_vectors_to_train_on() -> None:
 
 
 def test_pq_subquantisers_divide_the_dimension() -> None:
-    from linker.index import pq_subquantisers
+    from linker.index_kinds import pq_subquantisers
 
     assert pq_subquantisers(384) == 48 and pq_subquantisers(384, 64) == 64 and pq_subquantisers(100) == 10
     assert pq_subquantisers(768, 100) == 96
@@ -136,7 +137,7 @@ def test_pair_scores_of_rows_the_index_does_not_hold_are_minus_inf() -> None:
 
 
 def test_auto_is_exact_for_a_dictionary_and_a_float16_graph_for_millions() -> None:
-    from linker.index import AUTO_GRAPH_FROM
+    from linker.index_kinds import AUTO_GRAPH_FROM
 
     index = DenseIndex.build(_unit(np.random.default_rng(9), 50))
     assert index.config.kind == "flat" and index.config.vector_dtype == "float32"

@@ -12,7 +12,8 @@ from linker.config import LinkerConfig
 from linker.data import ConceptRecord, Synonym
 from linker.dictionary import NameTable
 from linker.encoders import TransformerEncoder
-from linker.index import DenseIndex, IndexConfig
+from linker.index import DenseIndex
+from linker.index_kinds import IndexConfig
 from linker.linker import Linker
 from linker.retrieval import RetrievalConfig
 

@@ -11,7 +11,7 @@ import pytest
 from linker.config import LinkerConfig
 from linker.data import ConceptRecord, Synonym
 from linker.encoders import TransformerEncoder
-from linker.index import IndexConfig
+from linker.index_kinds import IndexConfig
 from linker.linker import Linker
 from linker.rerank import MentionSpan
 from linker.rerank.results import LinkedMention
