@@ -83,7 +83,7 @@ def test_inference_path_matches_the_training_forward(encoder: BNEEncoder) -> Non
 def test_the_recurrence_is_nn_lstm_with_padded_rows_masked() -> None:
     from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-    from linker.encoders.bne import _Direction
+    from linker.encoders.recurrence import LSTMDirection
 
     torch.manual_seed(0)
     lstm = torch.nn.LSTM(5, 7, batch_first=True, bidirectional=True)
@@ -92,7 +92,7 @@ def test_the_recurrence_is_nn_lstm_with_padded_rows_masked() -> None:
         out, (last, _) = lstm(pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False))
         out = pad_packed_sequence(out, batch_first=True, padding_value=float("-inf"))[0]  # [3, 4, 14]
         for k, suffix in enumerate(("", "_reverse")):
-            direction = _Direction(lstm, suffix, detach=True)
+            direction = LSTMDirection(lstm, suffix, detach=True)
             inputs = x @ direction.w_ih_t + direction.bias  # [3, 4, 28]
             final = direction.run(inputs, reverse=bool(k), pool=False, lengths=lengths)
             pooled = direction.run(inputs, reverse=bool(k), pool=True, lengths=lengths)
