@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -140,6 +140,17 @@ def _encode_reporting(encoder: NameEncoder, texts: list[str], batch_size: int, p
     return out
 
 
+@dataclass
+class _Pool:
+    """What one batch's searches found: each query's pooled name rows [n, u] (-1 padded), the dense query vectors
+    by index, and the transformer's and tf-idf's own top lists (scores, rows), each [n, m], where they ran."""
+
+    rows: np.ndarray
+    dense_vectors: list[tuple[DenseIndex, np.ndarray, np.ndarray]] = field(default_factory=list)  # index, vectors, ids
+    dense_top: tuple[np.ndarray, np.ndarray] | None = None
+    sparse_top: tuple[np.ndarray, np.ndarray] | None = None
+
+
 class HybridRetriever:
     """``retrieve(queries, k) -> list[list[Candidate]]``, modes hybrid / dense-only / sparse-only."""
 
@@ -198,11 +209,30 @@ class HybridRetriever:
 
     def _retrieve_batch(self, queries: list[str], k: int, mode: Mode, probe: bool = False
                         ) -> tuple[list[list[Candidate]], list[PoolProbe | None]]:
+        m = max(self.config.names_per_source, k)
+        pool = self._search(queries, m, mode)
+        rows = pool.rows
+        dense = np.full(rows.shape, np.nan, dtype=np.float32)
+        sparse = np.full(rows.shape, np.nan, dtype=np.float32)
+        for index, vectors, ids in pool.dense_vectors:
+            dense[ids] = index.pair_scores(vectors, rows[ids])
+        if mode != "dense" or self.sparse is not None:
+            # Sparse scores are cheap and shown to curators even in dense mode.
+            assert self.sparse is not None
+            sparse = self.sparse.score(queries, np.where(rows >= 0, rows, 0))
+        total, key = self._ranking_keys(rows, dense, sparse, mode)
+        out, tops = self._ranked(rows, total, key, dense, sparse, k)
+        if not probe:
+            return out, [None] * len(queries)
+        return out, self._probes(queries, pool, key, tops, m, k)
+
+    def _search(self, queries: list[str], m: int, mode: Mode) -> _Pool:
+        """The rows each query's searches list, ``m`` per source: the first stage's, the transformer's (the
+        cascade leaves out queries that are a dictionary name) and tf-idf's."""
         cfg = self.config
         n = len(queries)
-        m = max(cfg.names_per_source, k)
         lists: list[np.ndarray] = []
-        dense_vectors: list[tuple[DenseIndex, np.ndarray, np.ndarray]] = []  # (index, query vectors, query ids)
+        pool = _Pool(np.zeros((n, 0), dtype=np.int64))
         # The tf-idf search waits for nothing: beside the query encoding and the dense search (linker.overlap).
         sparse_search = (beside(self.sparse.top_k, queries, m)
                          if mode == "hybrid" and cfg.sparse_search and self.sparse is not None else None)
@@ -215,7 +245,7 @@ class HybridRetriever:
             else:
                 fast = stage.encoder.encode(queries, batch_size=cfg.batch_size)
                 lists.append(stage.index.search(fast, m)[1])
-                dense_vectors.append((stage.index, fast, everyone))
+                pool.dense_vectors.append((stage.index, fast, everyone))
                 slow = everyone if cfg.cascade == "off" else np.array(
                     [i for i, q in enumerate(queries) if not self.table.concepts_named(q)], dtype=np.int64)
             if len(slow):
@@ -224,29 +254,25 @@ class HybridRetriever:
                 slow_scores = np.full((n, m), -np.inf, dtype=np.float32)
                 slow_scores[slow], slow_rows[slow] = self.index.search(qvec, m)
                 lists.append(slow_rows)
-                dense_vectors.append((self.index, qvec, slow))  # last: the transformer's scores win
-        sparse_top: tuple[np.ndarray, np.ndarray] | None = None
+                pool.dense_vectors.append((self.index, qvec, slow))  # last: the transformer's scores win
+                pool.dense_top = (slow_scores, slow_rows)
         if sparse_search is not None:
-            sparse_top = sparse_search.result()
-            lists.append(sparse_top[1])  # after the dense lists, as when it ran here
+            pool.sparse_top = sparse_search.result()
+            lists.append(pool.sparse_top[1])  # after the dense lists, as when it ran here
         elif mode == "sparse" or (mode == "hybrid" and not lists):
             assert self.sparse is not None
-            sparse_top = self.sparse.top_k(queries, m)
-            lists.append(sparse_top[1])
+            pool.sparse_top = self.sparse.top_k(queries, m)
+            lists.append(pool.sparse_top[1])
         rows = _union_rows(lists)  # [n, u], -1 padded
         if self.table.removed:
             # Names taken back (Linker.remove_names): the sparse search may still list them with a zero score.
             rows = np.where(np.isin(rows, np.fromiter(self.table.removed, dtype=np.int64)), -1, rows)
-        safe = np.where(rows >= 0, rows, 0)
-        dense = np.full(rows.shape, np.nan, dtype=np.float32)
-        sparse = np.full(rows.shape, np.nan, dtype=np.float32)
-        for index, vectors, ids in dense_vectors:
-            dense[ids] = index.pair_scores(vectors, rows[ids])
-        if mode != "dense" or self.sparse is not None:
-            # Sparse scores are cheap and shown to curators even in dense mode.
-            assert self.sparse is not None
-            sparse = self.sparse.score(queries, safe)
-        total, key = self._ranking_keys(rows, dense, sparse, mode)
+        pool.rows = rows
+        return pool
+
+    def _ranked(self, rows: np.ndarray, total: np.ndarray, key: np.ndarray, dense: np.ndarray, sparse: np.ndarray,
+                k: int) -> tuple[list[list[Candidate]], list[tuple[list[int], list[float]]]]:
+        """Each query's top-k concepts (the best-ranked name of each) and, for its probe, their rows and keys."""
         out: list[list[Candidate]] = []
         tops: list[tuple[list[int], list[float]]] = []  # each query's candidates' best rows and their keys
         table = self.table
@@ -255,7 +281,7 @@ class HybridRetriever:
         # row (the dictionary's own order), not by where the searches happened to list the tied names: that
         # order could change with any name added elsewhere in the index.
         tie_row, tie_concept = _tie_keys_for(self.table, rows)
-        for i in range(n):
+        for i in range(len(rows)):
             order = np.lexsort((rows[i], -tie_concept[i], -tie_row[i], -key[i]))
             seen: set[str] = set()
             cands: list[Candidate] = []
@@ -278,22 +304,28 @@ class HybridRetriever:
                     break
             out.append(cands)
             tops.append((top_rows, top_keys))
-        if not probe:
-            return out, [None] * n
+        return out, tops
+
+    def _probes(self, queries: list[str], pool: _Pool, key: np.ndarray, tops: list[tuple[list[int], list[float]]],
+                m: int, k: int) -> list[PoolProbe | None]:
+        """Each query's pool (:mod:`linker.freshness`), from searches without a first stage."""
+        table = self.table
+        rows = pool.rows
         probes: list[PoolProbe | None] = []
-        for i in range(n):
+        for i in range(len(queries)):
             vector, dense_list = None, None
-            if dense_vectors:  # no first stage (probe): one dense list, every query encoded
-                vector, dense_list = dense_vectors[-1][1][i], TopList.of(slow_scores[i], slow_rows[i], m)
-            sparse_list = None if sparse_top is None else TopList.of(sparse_top[0][i], sparse_top[1][i], m)
+            if pool.dense_top is not None:  # no first stage (probe): one dense list, every query encoded
+                vector = pool.dense_vectors[-1][1][i]
+                dense_list = TopList.of(pool.dense_top[0][i], pool.dense_top[1][i], m)
+            sparse_list = None if pool.sparse_top is None else TopList.of(pool.sparse_top[0][i], pool.sparse_top[1][i], m)
             valid = (rows[i] >= 0) & np.isfinite(key[i])
-            pool = rows[i][rows[i] >= 0]
             pooled = rows[i][valid].tolist()
             tied_rows, tied = ties(key[i][valid], pooled, [table.concept_ids[r] for r in pooled])
             top_rows, top_keys = tops[i]
-            probes.append(PoolProbe(queries[i], vector, dense_list, sparse_list, pool.astype(np.int32), tied_rows, tied,
-                                    np.array(top_rows, dtype=np.int32), np.array(top_keys, dtype=np.float32), k))
-        return out, probes
+            probes.append(PoolProbe(queries[i], vector, dense_list, sparse_list, rows[i][rows[i] >= 0].astype(np.int32),
+                                    tied_rows, tied, np.array(top_rows, dtype=np.int32),
+                                    np.array(top_keys, dtype=np.float32), k))
+        return probes
 
     def _ranking_keys(self, rows: np.ndarray, dense: np.ndarray, sparse: np.ndarray, mode: Mode
                       ) -> tuple[np.ndarray, np.ndarray]:
