@@ -242,19 +242,9 @@ class Trainer:
                 bar = tqdm(total=len(batches), desc=f"{self.phase} {epoch + 1}/{cfg.epochs}", unit="batch")
             for batch in batches:
                 t0 = time.perf_counter()
-                with torch.autocast(self.device.type, enabled=use_amp):
-                    loss, items = task.batch_loss(batch, self.device)
-                optimizer.zero_grad(set_to_none=True)
-                scaler.scale(loss).backward()
-                if cfg.grad_clip > 0:
-                    scaler.unscale_(optimizer)
-                    params = [p for g in optimizer.param_groups for p in g["params"]]
-                    torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
-                scaler.step(optimizer)
-                scaler.update()
+                loss_value, items = self._step(task, batch, optimizer, scaler, use_amp)
                 train_s += time.perf_counter() - t0
                 step += 1
-                loss_value = float(loss.detach())
                 epoch_loss += loss_value * items
                 epoch_items += items
                 window_items += items
@@ -299,6 +289,21 @@ class Trainer:
                 self.on_epoch_end(summary)
         task.module.eval()
         return self.history
+
+    def _step(self, task: TrainingTask, batch: Any, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
+              use_amp: bool) -> tuple[float, int]:
+        """One optimisation step on ``batch``: its loss and its number of training items."""
+        with torch.autocast(self.device.type, enabled=use_amp):
+            loss, items = task.batch_loss(batch, self.device)
+        optimizer.zero_grad(set_to_none=True)
+        scaler.scale(loss).backward()
+        if self.config.grad_clip > 0:
+            scaler.unscale_(optimizer)
+            params = [p for g in optimizer.param_groups for p in g["params"]]
+            torch.nn.utils.clip_grad_norm_(params, self.config.grad_clip)
+        scaler.step(optimizer)
+        scaler.update()
+        return float(loss.detach()), items
 
 
 def batched(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
