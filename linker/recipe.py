@@ -3,9 +3,11 @@
 ``python -m linker train`` and the web app's training runs both call :func:`train` and nothing else for the
 ML; they differ only in how they gather the inputs (files, or a run's snapshot of the database).
 
-The table: :data:`METHODS` maps a name to a :class:`~linker.methods.base.Method` (its config dataclass and
-its train function); :func:`register` adds one. BioSyn, LATTE, HiPrBERT, fastText word vectors, BNE and DAN are registered here; a new method is a module under
-``linker/methods/`` and one ``register`` line below.
+The table: :data:`METHODS` maps a name to a :class:`~linker.methods.base.Method` (its label, the dataclass of
+its parameters with their help text, its config and train function, what it makes); :func:`register` adds one.
+BioSyn, LATTE, HiPrBERT, fastText word vectors, BNE, DAN and the mention tagger are registered here, in the order
+a person is offered them; a new method is a module under ``linker/methods/`` and one ``register`` line below. The
+web app's start form, API and run page read the table: a method needs nothing there for its parameters.
 
 The concept prior has one definition (:func:`~linker.methods.base.prior_counts`): the number of training
 mentions annotated with each concept, every gold mention counting (repeats included) and each curated
@@ -23,7 +25,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs, prior_counts
+from linker.methods.base import Method, Report, RunContext, TrainingCallbacks, TrainingInputs, prior_counts
 from linker.methods.biosyn import BIOSYN, HISTORIES, BioSynRecipeConfig
 from linker.methods.bne import BNE, BNERecipeConfig
 from linker.methods.dan import DAN, DANRecipeConfig
@@ -35,7 +37,7 @@ from linker.methods.word_vectors import FASTTEXT, FastTextRecipeConfig
 __all__ = [
     "METHODS", "Method", "Report", "TrainingCallbacks", "TrainingInputs", "BioSynRecipeConfig", "HISTORIES",
     "LatteRecipeConfig", "HiPrBERTRecipeConfig", "FastTextRecipeConfig", "DANRecipeConfig", "BNERecipeConfig",
-    "TaggerRecipeConfig", "get_method", "prior_counts", "register", "train",
+    "TaggerRecipeConfig", "RunContext", "get_method", "prior_counts", "register", "unregister", "train",
 ]
 
 METHODS: dict[str, Method[Any]] = {}
@@ -49,12 +51,17 @@ def register(method: Method[Any]) -> Method[Any]:
     return method
 
 
+def unregister(name: str) -> None:
+    """Take a method out of the table (a test's own method, once the test is done)."""
+    METHODS.pop(name, None)
+
+
 register(BIOSYN)
 register(LATTE)
 register(HIPRBERT)
 register(FASTTEXT)
-register(DAN)
 register(BNE)
+register(DAN)
 register(TAGGER)
 
 

@@ -1,7 +1,9 @@
 """What every training method shares: its plain-data inputs, its callbacks, and its entry in the table.
 
-A method is a :class:`Method`: a name, the dataclass of its configuration, and a function that trains into a
-folder and returns its report. :mod:`linker.recipe` keeps the table of methods and publishes the folder.
+A method is a :class:`Method`: a name and label, the dataclass of its parameters (what a person sets, with help
+text: :mod:`linker.methods.params`), how they make its configuration, a function that trains into a folder and
+returns its report, and what that folder is. :mod:`linker.recipe` keeps the table of methods and publishes the
+folder; a form, an API or a command line built on the table needs nothing else to offer a method.
 """
 
 from __future__ import annotations
@@ -17,10 +19,15 @@ from linker.hierarchy.graph import HierarchySource
 from linker.linker import Linker, annotation_counts
 from linker.train import ProgressCallback
 
-__all__ = ["TrainingInputs", "TrainingCallbacks", "Method", "Report", "prior_counts"]
+__all__ = ["TrainingInputs", "TrainingCallbacks", "RunContext", "Method", "Report", "prior_counts", "OUTPUTS"]
 
 Report = dict[str, Any]
 C = TypeVar("C")
+
+# What a method's artifact folder is: a linker (an index serves it), a base encoder that other runs start from,
+# word vectors that other runs start from, or a mention detector.
+LINKER, BASE_ENCODER, WORD_VECTORS, DETECTOR = "linker", "base_encoder", "word_vectors", "detector"
+OUTPUTS = (LINKER, BASE_ENCODER, WORD_VECTORS, DETECTOR)
 
 
 @dataclass(frozen=True)
@@ -86,15 +93,54 @@ class TrainingCallbacks:
 
 
 @dataclass(frozen=True)
+class RunContext:
+    """What the caller decides when a run starts, besides the method's parameters."""
+
+    device: str | None = None  # None: cuda if there is one, else cpu
+    cache: str | None = None  # a folder for cached features (BioSyn's frozen-transformer scope)
+    hierarchy: str | None = None  # the name of the hierarchy source among the inputs, for a method that reads one
+
+
+def _as_config(params: Any, context: RunContext) -> Any:
+    return params
+
+
+@dataclass(frozen=True)
 class Method(Generic[C]):
     """One row of the table: ``train(inputs, config, callbacks, folder)`` writes a complete artifact into
     ``folder`` (config.json and the rest; checkpoints under ``folder / "checkpoints"``) and returns the
-    report; :func:`linker.recipe.train` publishes the folder."""
+    report; :func:`linker.recipe.train` publishes the folder.
+
+    ``params`` is the dataclass of what a person sets (fields made by :func:`linker.methods.params.param`) and
+    ``configure(params, context)`` makes the config from it; a method whose config class is its parameters
+    leaves both out. ``label`` names it, ``summary`` says in a line what a run of it makes, ``title`` heads its
+    settings (default: ``label`` up to a parenthesis). ``output`` is what the folder is (:data:`OUTPUTS`);
+    ``base_model``: it starts from a transformer (``TrainingInputs.base_model``)."""
 
     name: str
     config_class: type[C]
     train: Callable[[TrainingInputs, C, TrainingCallbacks, Path], Report]
     description: str = ""
+    label: str = ""
+    summary: str = ""
+    title: str = ""
+    params: type | None = None
+    configure: Callable[[Any, RunContext], C] = _as_config
+    output: str = LINKER
+    base_model: bool = False
+
+    def __post_init__(self) -> None:
+        if self.output not in OUTPUTS:
+            raise ValueError(f"method {self.name}: output must be one of {', '.join(OUTPUTS)}, not {self.output!r}")
+
+    @property
+    def params_class(self) -> type:
+        """The dataclass of its parameters (its config class where it declares none)."""
+        return self.params or self.config_class
+
+    @property
+    def heading(self) -> str:
+        return self.title or (self.label or self.name).split(" (")[0]
 
 
 def prior_counts(

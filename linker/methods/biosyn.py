@@ -9,18 +9,19 @@ every setting left ``None`` takes the scope's default (:data:`linker.train.SCOPE
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from linker.config import LinkerConfig
 from linker.encoders.transformer import TransformerEncoder, model_depth
 from linker.linker import Linker
-from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs
+from linker.methods.base import Method, Report, RunContext, TrainingCallbacks, TrainingInputs
+from linker.methods.biosyn_params import BioSynParams
 from linker.retrieval import RetrievalConfig
 from linker.train import SCOPE_DEFAULTS, BioSynConfig, SynonymPretrainConfig, choose_device, resolve_scope
 
-__all__ = ["BioSynRecipeConfig", "train_biosyn_artifact", "BIOSYN", "HISTORIES"]
+__all__ = ["BioSynRecipeConfig", "biosyn_config", "train_biosyn_artifact", "BIOSYN", "HISTORIES"]
 
 HISTORIES = ("pretrain", "biosyn")  # the report's per-epoch histories (kept out of the artifact's config)
 
@@ -193,7 +194,22 @@ def _linker(
     return linker
 
 
+def biosyn_config(params: BioSynParams, context: RunContext) -> BioSynRecipeConfig:
+    """The recipe's config for a person's parameters; the scope-dependent ones at 0 stay the scope's."""
+    scoped = ("epochs", "lr", "train_scope")
+    biosyn = BioSynConfig(**{f.name: getattr(params, f.name) for f in fields(BioSynConfig)
+                             if hasattr(params, f.name) and f.name not in scoped}, progress_bar=False)
+    return BioSynRecipeConfig(
+        biosyn=biosyn, scope=params.train_scope, epochs=params.epochs or None, lr=params.lr or None,
+        pretrain_epochs=params.pretrain_epochs or None, pretrain_max_pairs=params.pretrain_max_pairs or None,
+        skip_pretrain=params.skip_pretrain, max_queries=params.max_queries, prior_weight=params.prior_weight,
+        device=context.device or None, feature_cache=context.cache,
+    )
+
+
 BIOSYN: Method[BioSynRecipeConfig] = Method(
     name="biosyn", config_class=BioSynRecipeConfig, train=train_biosyn_artifact,
     description="synonym pre-training (SapBERT-style) + BioSyn synonym marginalisation",
+    label="BioSyn (synonym marginalisation)", summary="BioSyn: train the encoder on synonyms and mentions",
+    params=BioSynParams, configure=biosyn_config, base_model=True,
 )

@@ -40,7 +40,7 @@ import copy
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +48,11 @@ import numpy as np
 import torch
 
 from linker.dictionary import NameTable
-from linker.encoders.bne import BNEConfig, BNEEncoder
-from linker.encoders.wordvec import FastTextConfig, MeanWordVectorEncoder, WordVectors, tokenize
+from linker.encoders.bne import BNEEncoder
+from linker.encoders.wordvec import MeanWordVectorEncoder, WordVectors, tokenize
 from linker.losses import LogisticPairLoss
 from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs
+from linker.methods.bne_params import OBJECTIVES, BNEParams, BNERecipeConfig, bne_config
 from linker.methods.word_vectors import (
     names_per_second,
     normalization_accuracy,
@@ -61,50 +62,6 @@ from linker.methods.word_vectors import (
 )
 
 __all__ = ["BNERecipeConfig", "BNEExamples", "BNETask", "train_bne_artifact", "BNE", "OBJECTIVES"]
-
-OBJECTIVES = ("syn", "def", "ctx")
-
-
-@dataclass
-class BNERecipeConfig:
-    """The paper's training settings (section 4): Adam with lr 1e-3, gradient clipping at 5.0, batches of
-    64. ``epochs`` bounds training, ``patience`` stops it early; ``objectives`` is any non-empty subset of
-    ``("syn", "def", "ctx")`` for ablations. ``fasttext`` is used only when ``TrainingInputs.word_vectors``
-    is not given; its dimension is the encoder's output dimension."""
-
-    bne: BNEConfig = field(default_factory=BNEConfig)
-    fasttext: FastTextConfig = field(default_factory=FastTextConfig)
-    objectives: tuple[str, ...] = OBJECTIVES
-    epochs: int = 30
-    batch_size: int = 64
-    lr: float = 1e-3
-    grad_clip: float = 5.0
-    patience: int = 3
-    negatives: int = 1  # in-batch negatives per anchor and objective (the paper: one)
-    threads: int = 2
-    max_minutes: float | None = None
-    seed: int = 13
-    # Anchors per epoch (0: every name). An epoch of MEDIC's 74K names takes about 10 minutes at the paper's
-    # sizes on this project's CPU; a smaller epoch scores the dev pairs (and can stop) more often. The
-    # names are still taken in turn: every name once before any twice.
-    epoch_names: int = 0
-    dev_share: float = 0.1  # of the training pairs, when there are no dev documents
-    prior_weight: float = 1e-3
-    log_every: int = 20  # steps between on_step calls
-
-    def __post_init__(self) -> None:
-        self.objectives = tuple(self.objectives)
-        unknown = [o for o in self.objectives if o not in OBJECTIVES]
-        if unknown or not self.objectives:
-            raise ValueError(f"BNE objectives must be a non-empty subset of {OBJECTIVES}, not {self.objectives}")
-        if self.epoch_names < 0:
-            raise ValueError("BNERecipeConfig.epoch_names must be 0 (every name) or positive")
-        for name in ("epochs", "batch_size", "patience", "negatives", "threads"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"BNERecipeConfig.{name} must be at least 1")
-        if self.max_minutes is not None and self.max_minutes <= 0:
-            raise ValueError("BNERecipeConfig.max_minutes must be positive (or None: no budget)")
-
 
 class BNEExamples:
     """The training names: ``names`` [n], each with its concept index ``concepts`` [n]; ``synonyms[c]`` the
@@ -342,4 +299,7 @@ BNE: Method[BNERecipeConfig] = Method(
     name="bne", config_class=BNERecipeConfig, train=train_bne_artifact,
     description="BNE (Phan et al. 2019): character and word BiLSTM over fastText vectors, trained on synonym "
                 "sets with synonym, concept and context objectives",
+    label="BNE (name encoder over word vectors)",
+    summary="BNE: a fast name encoder over word vectors (BiLSTM over characters and words)", params=BNEParams,
+    configure=bne_config,
 )

@@ -46,7 +46,7 @@ import copy
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +54,8 @@ import numpy as np
 import torch
 from scipy import sparse
 
-from linker.encoders.dan import DANConfig, DANEncoder
-from linker.encoders.wordvec import FastTextConfig, WordVectors
+from linker.encoders.dan import DANEncoder
+from linker.encoders.wordvec import WordVectors
 from linker.hierarchy.graph import HierarchySource, NoHierarchyError
 from linker.hierarchy.levels import (
     LevelClasses,
@@ -67,6 +67,7 @@ from linker.hierarchy.levels import (
 )
 from linker.losses import CosineDistanceLoss, CosineTripletLoss, distance_weighted_negatives
 from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs
+from linker.methods.dan_params import DANParams, DANRecipeConfig, dan_config
 from linker.methods.word_vectors import (
     names_per_second,
     normalization_accuracy,
@@ -79,46 +80,6 @@ from linker.train import choose_device
 __all__ = ["DANRecipeConfig", "train_dan_artifact", "DAN", "sample_negatives", "training_classes"]
 
 _CHUNK = 1024  # anchors whose negatives are sampled together (one pool, one matrix product)
-
-
-@dataclass
-class DANRecipeConfig:
-    """The paper's hyperparameters (section 5.1) and the run options around them.
-
-    ``level`` 0 trains on synonym sets; ``level`` >= 1 on the classes of ``hierarchy`` (the name of one of
-    ``inputs.hierarchies``; None: the first hierarchical one) at that depth below ``top`` (None: the
-    hierarchy's own top, see :mod:`linker.hierarchy.levels`). ``validation_names``: at least this many
-    held-out names for the level >= 1 stopping criterion (one per class first, the paper's protocol), and at
-    most this many for level 0 without dev mentions."""
-
-    dan: DANConfig = field(default_factory=DANConfig)
-    fasttext: FastTextConfig = field(default_factory=FastTextConfig)
-    level: int = 0
-    hierarchy: str | None = None
-    top: str | None = None
-    margin: float = 0.1
-    alpha: float = 1.0
-    beta: float = 1.0
-    gamma: float = 1.0
-    batch_size: int = 64
-    lr: float = 1e-3
-    max_epochs: int = 50
-    patience: int = 10
-    max_minutes: float = 30.0  # 0: no time budget
-    pool_size: int = 8192  # training names per negative-sampling pool; 0: all (the paper)
-    candidates: int = 32  # nearest allowed names weighed per anchor
-    validation_names: int = 500
-    threads: int = 2
-    seed: int = 13
-    device: str | None = None  # None: cuda if there is one, else cpu
-    prior_weight: float = 1e-3
-
-    def __post_init__(self) -> None:
-        if self.level < 0:
-            raise ValueError("DANRecipeConfig.level must be 0 (synonym sets) or a hierarchy level >= 1")
-        for name in ("batch_size", "max_epochs", "candidates", "threads"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"DANRecipeConfig.{name} must be at least 1")
 
 
 # --- the data ---------------------------------------------------------------------------------------------
@@ -430,4 +391,7 @@ DAN: Method[DANRecipeConfig] = Method(
     name="dan", config_class=DANRecipeConfig, train=train_dan_artifact,
     description="deep averaging network over word vectors (Fivez et al. 2021): fast name encoder, trained on "
                 "synonym sets or on the classes of a hierarchy level",
+    label="DAN (name encoder over word vectors)",
+    summary="DAN: a fast name encoder over word vectors (averaging network; synonym sets or a hierarchy level)",
+    params=DANParams, configure=dan_config,
 )

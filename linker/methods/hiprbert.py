@@ -19,10 +19,11 @@ from typing import Any
 from linker.encoders.transformer import TransformerEncoder
 from linker.hierarchy.graph import HierarchySource, NoHierarchyError
 from linker.hierarchy.training import HierarchyPretrainConfig
-from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs
+from linker.methods.base import BASE_ENCODER, Method, Report, RunContext, TrainingCallbacks, TrainingInputs
+from linker.methods.hiprbert_params import HiPrBERTParams
 from linker.train import STUDENT_LAYERS, choose_device, resolve_scope
 
-__all__ = ["HiPrBERTRecipeConfig", "train_hiprbert_artifact", "HIPRBERT", "MANIFEST"]
+__all__ = ["HiPrBERTRecipeConfig", "hiprbert_config", "train_hiprbert_artifact", "HIPRBERT", "MANIFEST"]
 
 MANIFEST = "hierarchy.json"  # what the base encoder was trained on; marks the folder as a base encoder
 
@@ -161,7 +162,19 @@ def _held_out_metrics(encoder: TransformerEncoder, sources: Any, held: dict[str,
     return metrics
 
 
+def hiprbert_config(params: HiPrBERTParams, context: RunContext) -> HiPrBERTRecipeConfig:
+    """The recipe's config for a person's parameters; the ``None``s stay the scope's defaults."""
+    return HiPrBERTRecipeConfig(
+        pretrain=HierarchyPretrainConfig(progress_bar=False), scope=params.train_scope, epochs=params.epochs,
+        batch_size=params.batch_size, max_batches=params.max_batches, lr=params.lr, distances=params.distances,
+        holdout_share=params.holdout_share, device=context.device or None,
+    )
+
+
 HIPRBERT: Method[HiPrBERTRecipeConfig] = Method(
     name="hiprbert", config_class=HiPrBERTRecipeConfig, train=train_hiprbert_artifact,
     description="hierarchy pre-training (HiPrBERT): a base encoder from the dictionaries' synonyms and hierarchies",
+    label="Hierarchy pre-training (HiPrBERT)", title="HiPrBERT",
+    summary="Hierarchy pre-training (HiPrBERT): a base encoder from the dictionaries' hierarchies",
+    params=HiPrBERTParams, configure=hiprbert_config, output=BASE_ENCODER, base_model=True,
 )

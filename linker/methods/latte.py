@@ -9,18 +9,19 @@ types by the dictionary's names, and save the linker with the re-ranker inside.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from linker.config import LinkerConfig
 from linker.linker import Linker
-from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs
+from linker.methods.base import Method, Report, RunContext, TrainingCallbacks, TrainingInputs
+from linker.methods.latte_params import LatteParams
 from linker.rerank.context import DEFAULT_WINDOW_WORDS
 from linker.rerank.model import LatteConfig
 from linker.rerank.reranker import RerankerSettings
 from linker.rerank.training import RerankTrainingConfig
 
-__all__ = ["LATTE", "LatteRecipeConfig", "train_latte_artifact", "base_linker"]
+__all__ = ["LATTE", "LatteRecipeConfig", "latte_config", "train_latte_artifact", "base_linker"]
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,21 @@ def train_latte_artifact(
     return report
 
 
+def latte_config(params: LatteParams, context: RunContext) -> LatteRecipeConfig:
+    """The recipe's config for a person's parameters."""
+    model = replace(LatteConfig(), hidden=params.hidden, lstm_layers=params.lstm_layers,
+                    latent_types=params.latent_types)
+    training = replace(RerankTrainingConfig(), epochs=params.epochs, lr=params.lr, batch_size=params.batch_size,
+                       known_type_weight=params.known_type_weight, min_type_count=params.min_type_count,
+                       part_weight=params.part_weight, progress_bar=False)
+    return LatteRecipeConfig(model=model, training=training, top_k=params.top_k, window_words=params.window_words,
+                             folds=params.folds, device=context.device or None, max_mentions=params.max_mentions or None)
+
+
 LATTE: Method[LatteRecipeConfig] = Method(
     name="latte", config_class=LatteRecipeConfig, train=train_latte_artifact,
     description="LATTE re-ranker over the hybrid retriever's top-k: cross-attention, latent and known types",
+    label="LATTE (re-ranker with latent and known types)",
+    summary="LATTE: a re-ranker over the active model (context, latent and known types)", params=LatteParams,
+    configure=latte_config,
 )

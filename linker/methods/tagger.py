@@ -25,71 +25,15 @@ import math
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from linker.data import PubTatorDocument
-from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs
+from linker.methods.base import DETECTOR, Method, Report, TrainingCallbacks, TrainingInputs
+from linker.methods.tagger_params import TaggerParams, TaggerRecipeConfig, tagger_config
 
 __all__ = ["TAGGER", "TaggerRecipeConfig", "train_tagger_artifact", "gold_spans", "score_tagger"]
-
-
-@dataclass(frozen=True)
-class TaggerRecipeConfig:
-    """The CPU default: tuned on NCBI Disease and BC5CDR-disease dev with MiniLM-L6 on 2 shared cores
-    (bench/detection.py, bench/RESULTS.md).
-
-    ``stride`` is the number of tokens consecutive windows share (Hugging Face's meaning); ``warmup`` the share
-    of the optimiser steps over which the learning rate rises linearly from 0 before decaying linearly to 0.
-    """
-
-    epochs: int = 6
-    # 3e-4: on BC5CDR-disease dev 0.769 exact F1 against 0.735 at 1e-4 without dictionary features, and 0.827
-    # with them (bench/RESULTS.md, "mention tagger: learning rate" and "... with dictionary features").
-    lr: float = 3e-4
-    batch_size: int = 16
-    max_length: int = 256
-    stride: int = 64
-    warmup: float = 0.1
-    weight_decay: float = 0.01
-    label_smoothing: float = 0.0
-    grad_clip: float = 1.0
-    device: str | None = None  # None: CUDA when there is one, else the CPU
-    num_threads: int = 2  # torch CPU threads
-    seed: int = 13
-    max_documents: int | None = None  # train on the first N documents (tests, quick runs)
-    # Train on tiles of max_length tokens that share none (the last shorter), not on the overlapping windows the
-    # tagger reads with: each token once per epoch, a quarter fewer tokens on abstracts.
-    train_on_tiles: bool = True
-    # Dictionary features (linker.detect.gazetteer) when the inputs have dictionary names; the training
-    # mentions' texts join the names, cross-fitted over this many folds of the training documents.
-    dictionary_features: bool = True
-    gazetteer_folds: int = 5
-
-    def __post_init__(self) -> None:
-        if self.epochs < 1:
-            raise ValueError(f"epochs must be at least 1, not {self.epochs}")
-        if not self.lr > 0:
-            raise ValueError(f"lr must be positive, not {self.lr}")
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, not {self.batch_size}")
-        if not 8 <= self.max_length <= 512:
-            raise ValueError(f"max_length must be between 8 and 512 tokens, not {self.max_length}")
-        if not 0 <= self.stride < self.max_length - 2:
-            raise ValueError(f"stride must be at least 0 and below max_length - 2, not {self.stride}")
-        if not 0 <= self.warmup < 1:
-            raise ValueError(f"warmup is a share of the steps, in [0, 1), not {self.warmup}")
-        if self.weight_decay < 0:
-            raise ValueError(f"weight_decay must not be negative, not {self.weight_decay}")
-        if not 0 <= self.label_smoothing < 1:
-            raise ValueError(f"label_smoothing must be in [0, 1), not {self.label_smoothing}")
-        if self.num_threads < 1:
-            raise ValueError(f"num_threads must be at least 1, not {self.num_threads}")
-        if self.max_documents is not None and self.max_documents < 1:
-            raise ValueError(f"max_documents must be at least 1 (or None: all), not {self.max_documents}")
-        if self.gazetteer_folds < 2:
-            raise ValueError(f"gazetteer_folds must be at least 2, not {self.gazetteer_folds}")
 
 
 def gold_spans(doc: PubTatorDocument, mention_types: frozenset[str] | set[str] | None) -> list[tuple[int, int]]:
@@ -304,4 +248,7 @@ TAGGER: Method[TaggerRecipeConfig] = Method(
     name="tagger", config_class=TaggerRecipeConfig, train=train_tagger_artifact,
     description="mention detection: the transformer fine-tuned as a BIO token classifier over words (windows of "
                 "subword tokens, first-subtoken labels)",
+    label="Mention tagger (BIO token classification)",
+    summary="Mention tagger: a mention detector (BIO token classification) from the gold spans and curators' span "
+            "edits", params=TaggerParams, configure=tagger_config, output=DETECTOR, base_model=True,
 )

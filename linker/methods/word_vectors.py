@@ -22,11 +22,12 @@ from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
 from linker.encoders.wordvec import FastTextConfig, WordVectors, WordVectorsError
 from linker.linker import Linker
-from linker.methods.base import Method, Report, TrainingCallbacks, TrainingInputs
+from linker.methods.base import WORD_VECTORS, Method, Report, RunContext, TrainingCallbacks, TrainingInputs
+from linker.methods.word_vector_params import FastTextParams, fasttext_config
 from linker.retrieval import RetrievalConfig
 
 __all__ = [
-    "FastTextRecipeConfig", "FASTTEXT", "WORD_VECTORS_KIND", "corpus_texts", "word_vectors_for",
+    "FastTextRecipeConfig", "FASTTEXT", "WORD_VECTORS_KIND", "word_vectors_config", "corpus_texts", "word_vectors_for",
     "split_dev_pairs", "normalization_accuracy", "publish_fast_linker", "names_per_second",
 ]
 
@@ -110,9 +111,17 @@ def train_word_vectors_artifact(
     return report
 
 
+def word_vectors_config(params: FastTextParams, context: RunContext) -> FastTextRecipeConfig:
+    """The recipe's config for a person's parameters (``include_definitions`` is the caller's: it gathers the texts)."""
+    return FastTextRecipeConfig(fasttext=fasttext_config(params.dim, params.epochs, params.window, params.min_count),
+                                include_names=params.include_names)
+
+
 FASTTEXT: Method[FastTextRecipeConfig] = Method(
     name="fasttext", config_class=FastTextRecipeConfig, train=train_word_vectors_artifact,
     description="fastText word vectors (gensim) on documents and dictionary names, for the BNE and DAN encoders",
+    label="Word vectors (fastText)", summary="Word vectors (fastText): for BNE and DAN runs to start from",
+    params=FastTextParams, configure=word_vectors_config, output=WORD_VECTORS,
 )
 
 
