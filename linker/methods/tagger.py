@@ -127,106 +127,20 @@ def train_tagger_artifact(
     torch.set_num_threads(config.num_threads)
     seed_everything(config.seed)
     callbacks.phase("examples")
-    gazetteer, matchers = None, None
-    dictionary_names = list(inputs.names) or list(inputs.table.names)
-    if config.dictionary_features and dictionary_names:
-        from linker.detect.gazetteer import Gazetteer, cross_fitted_matchers
-
-        texts = [mention_texts(d, types) for d in documents]
-        gazetteer = Gazetteer([*dictionary_names, *(t for ts in texts for t in ts)])
-        matchers = cross_fitted_matchers(dictionary_names, texts, config.gazetteer_folds)
-        callbacks.log(f"dictionary features: {len(dictionary_names)} dictionary names and the training mentions "
-                      f"({len(gazetteer)} names in all), training documents cross-fitted over "
-                      f"{config.gazetteer_folds} folds")
+    gazetteer, matchers = _dictionary_features(inputs, documents, types, config, callbacks)
     tagger = Tagger.from_base(inputs.base_model, config.max_length, config.stride, sorted(types or ()), config.device,
                               gazetteer)
     examples, n_spans = _examples(tagger, documents, types, config.train_on_tiles, matchers)
     del matchers  # one automaton per fold: drop them before training
     callbacks.log(f"{len(documents)} documents, {n_spans} spans, {len(examples)} windows of at most "
                   f"{config.max_length} tokens")
-    model, device = tagger.model, tagger.device
-    # No weight decay on biases and LayerNorm weights, as BERT's fine-tuning does (nor on the dictionary
-    # feature vectors: an embedding of three rows, like the position embeddings' LayerNorm, is not decayed).
-    decay = [p for n, p in model.named_parameters() if not (n.endswith("bias") or "LayerNorm" in n)]
-    no_decay = [p for n, p in model.named_parameters() if n.endswith("bias") or "LayerNorm" in n]
-    if tagger.feature_embedding is not None:
-        no_decay += list(tagger.feature_embedding.parameters())
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
-                                   {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
-    steps_per_epoch = math.ceil(len(examples) / config.batch_size)
-    total_steps = steps_per_epoch * config.epochs
-    warmup_steps = int(config.warmup * total_steps)
-
-    def schedule(step: int) -> float:
-        if step < warmup_steps:
-            return (step + 1) / warmup_steps
-        return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
-
-    # linker.train.Trainer has no learning-rate schedule, and fine-tuning a transformer for token
-    # classification wants warm-up and decay: this loop is the Trainer's with a LambdaLR added.
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
-    loss_fn = torch.nn.CrossEntropyLoss(ignore_index=-100, label_smoothing=config.label_smoothing)
-    rng = random.Random(config.seed)
-    history: list[dict[str, Any]] = []
-    best: dict[str, Any] | None = None
-    best_state: tuple[dict[str, torch.Tensor], dict[str, torch.Tensor] | None] | None = None
-    step = 0
     callbacks.phase("train")
     train_started = time.perf_counter()
-    for epoch in range(config.epochs):
-        tagger.train(True)
-        epoch_loss, epoch_items, window_t, window_items = 0.0, 0, time.perf_counter(), 0
-        for batch in _batches(examples, config.batch_size, rng):
-            ids, mask = tagger.collate([e[0] for e in batch])
-            feats = tagger.collate_features([e[2] for e in batch], ids.shape[1])
-            labels = torch.full(ids.shape, -100, dtype=torch.long)
-            for i, e in enumerate(batch):
-                labels[i, : len(e[1])] = torch.tensor(e[1], dtype=torch.long)
-            logits = tagger.logits(ids, mask, feats)  # (batch, length, labels)
-            loss = loss_fn(logits.reshape(-1, logits.shape[-1]), labels.to(device).reshape(-1))
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if config.grad_clip > 0:
-                torch.nn.utils.clip_grad_norm_(tagger.parameters(), config.grad_clip)
-            optimizer.step()
-            scheduler.step()
-            step += 1
-            value = float(loss.detach())
-            epoch_loss += value * len(batch)
-            epoch_items += len(batch)
-            window_items += len(batch)
-            if callbacks.on_step is not None and (step % 10 == 0 or step == total_steps):
-                now = time.perf_counter()
-                callbacks.on_step({"phase": "tagger", "epoch": epoch + 1, "epochs": config.epochs, "step": step,
-                                   "total_steps": total_steps, "loss": value,
-                                   "mentions_per_s": window_items / max(now - window_t, 1e-9),
-                                   "elapsed_s": now - train_started, "lr": scheduler.get_last_lr()[0]})
-                window_t, window_items = now, 0
-        summary: dict[str, Any] = {"phase": "tagger", "epoch": epoch + 1, "epochs": config.epochs, "step": step,
-                                   "total_steps": total_steps, "loss": epoch_loss / max(epoch_items, 1),
-                                   "items": epoch_items, "elapsed_s": time.perf_counter() - train_started}
-        if inputs.dev_documents:
-            summary |= {f"dev_{k}": v for k, v in score_tagger(tagger, inputs.dev_documents, types).items()}
-            if best is None or summary["dev_f1"] > best["dev_f1"]:
-                best = summary
-                features = tagger.feature_embedding
-                best_state = (copy.deepcopy(model.state_dict()),
-                              copy.deepcopy(features.state_dict()) if features is not None else None)
-        history.append(summary)
-        if callbacks.on_epoch_end is not None:
-            callbacks.on_epoch_end(summary)
-        callbacks.log(f"epoch {epoch + 1}/{config.epochs}: loss {summary['loss']:.4f}"
-                      + (f", dev F1 {summary['dev_f1']:.4f} (overlap {summary['dev_f1_overlap']:.4f})"
-                         if "dev_f1" in summary else ""))
+    history, best = _fit(tagger, examples, config, inputs.dev_documents, types, callbacks)
     train_s = time.perf_counter() - train_started
-    if best_state is not None:
-        model.load_state_dict(best_state[0])
-        if best_state[1] is not None and tagger.feature_embedding is not None:
-            tagger.feature_embedding.load_state_dict(best_state[1])
-    tagger.train(False)
     report: Report = {
         "documents": len(documents), "spans": n_spans, "windows": len(examples), "epochs": config.epochs,
-        "best_epoch": best["epoch"] if best else config.epochs, "train_s": train_s, "device": str(device),
+        "best_epoch": best["epoch"] if best else config.epochs, "train_s": train_s, "device": str(tagger.device),
         "base_model": tagger.metadata.get("base_model"), "mention_types": sorted(types or ()),
         "dictionary_features": {"names": len(gazetteer), "folds": config.gazetteer_folds} if gazetteer else None,
         "config": asdict(config), "metadata": dict(inputs.metadata), "history": history,
@@ -242,6 +156,127 @@ def train_tagger_artifact(
     tagger.save(folder)
     report["seconds"] = time.perf_counter() - t0
     return report
+
+
+def _dictionary_features(
+    inputs: TrainingInputs, documents: Sequence[PubTatorDocument], types: frozenset[str] | None,
+    config: TaggerRecipeConfig, callbacks: TrainingCallbacks,
+) -> tuple[Any, list[Any] | None]:
+    """The gazetteer a tagger with dictionary features reads (the dictionary's names and the training mentions'),
+    and each training document's cross-fitted matcher; (None, None) without them."""
+    dictionary_names = list(inputs.names) or list(inputs.table.names)
+    if not (config.dictionary_features and dictionary_names):
+        return None, None
+    from linker.detect.gazetteer import Gazetteer, cross_fitted_matchers
+
+    texts = [mention_texts(d, types) for d in documents]
+    gazetteer = Gazetteer([*dictionary_names, *(t for ts in texts for t in ts)])
+    matchers = cross_fitted_matchers(dictionary_names, texts, config.gazetteer_folds)
+    callbacks.log(f"dictionary features: {len(dictionary_names)} dictionary names and the training mentions "
+                  f"({len(gazetteer)} names in all), training documents cross-fitted over "
+                  f"{config.gazetteer_folds} folds")
+    return gazetteer, matchers
+
+
+def _optimizer(tagger: Any, config: TaggerRecipeConfig, total_steps: int) -> tuple[Any, Any]:
+    """AdamW and its schedule: the learning rate rises linearly over the warm-up steps, then decays linearly to 0."""
+    import torch
+
+    # No weight decay on biases and LayerNorm weights, as BERT's fine-tuning does (nor on the dictionary
+    # feature vectors: an embedding of three rows, like the position embeddings' LayerNorm, is not decayed).
+    decay = [p for n, p in tagger.model.named_parameters() if not (n.endswith("bias") or "LayerNorm" in n)]
+    no_decay = [p for n, p in tagger.model.named_parameters() if n.endswith("bias") or "LayerNorm" in n]
+    if tagger.feature_embedding is not None:
+        no_decay += list(tagger.feature_embedding.parameters())
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
+                                   {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
+    warmup_steps = int(config.warmup * total_steps)
+
+    def schedule(step: int) -> float:
+        if step < warmup_steps:
+            return (step + 1) / warmup_steps
+        return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
+
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+
+
+def _fit(
+    tagger: Any, examples: list[_Example], config: TaggerRecipeConfig, dev_documents: Sequence[PubTatorDocument],
+    types: frozenset[str] | None, callbacks: TrainingCallbacks,
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """Train ``tagger`` on ``examples``: each epoch's summary, and the best one on the dev documents (whose
+    weights the tagger ends with), None without dev documents (it ends with the last epoch's)."""
+    import torch
+
+    total_steps = math.ceil(len(examples) / config.batch_size) * config.epochs
+    # linker.train.Trainer has no learning-rate schedule, and fine-tuning a transformer for token
+    # classification wants warm-up and decay: this loop is the Trainer's with a LambdaLR added.
+    optimizer, scheduler = _optimizer(tagger, config, total_steps)
+    loss_fn = torch.nn.CrossEntropyLoss(ignore_index=-100, label_smoothing=config.label_smoothing)
+    rng = random.Random(config.seed)
+    history: list[dict[str, Any]] = []
+    best: dict[str, Any] | None = None
+    best_state: tuple[dict[str, torch.Tensor], dict[str, torch.Tensor] | None] | None = None
+    step = 0
+    train_started = time.perf_counter()
+    for epoch in range(config.epochs):
+        tagger.train(True)
+        epoch_loss, epoch_items, window_t, window_items = 0.0, 0, time.perf_counter(), 0
+        for batch in _batches(examples, config.batch_size, rng):
+            value = _step(tagger, batch, loss_fn, optimizer, scheduler, config.grad_clip)
+            step += 1
+            epoch_loss += value * len(batch)
+            epoch_items += len(batch)
+            window_items += len(batch)
+            if callbacks.on_step is not None and (step % 10 == 0 or step == total_steps):
+                now = time.perf_counter()
+                callbacks.on_step({"phase": "tagger", "epoch": epoch + 1, "epochs": config.epochs, "step": step,
+                                   "total_steps": total_steps, "loss": value,
+                                   "mentions_per_s": window_items / max(now - window_t, 1e-9),
+                                   "elapsed_s": now - train_started, "lr": scheduler.get_last_lr()[0]})
+                window_t, window_items = now, 0
+        summary: dict[str, Any] = {"phase": "tagger", "epoch": epoch + 1, "epochs": config.epochs, "step": step,
+                                   "total_steps": total_steps, "loss": epoch_loss / max(epoch_items, 1),
+                                   "items": epoch_items, "elapsed_s": time.perf_counter() - train_started}
+        if dev_documents:
+            summary |= {f"dev_{k}": v for k, v in score_tagger(tagger, dev_documents, types).items()}
+            if best is None or summary["dev_f1"] > best["dev_f1"]:
+                best = summary
+                features = tagger.feature_embedding
+                best_state = (copy.deepcopy(tagger.model.state_dict()),
+                              copy.deepcopy(features.state_dict()) if features is not None else None)
+        history.append(summary)
+        if callbacks.on_epoch_end is not None:
+            callbacks.on_epoch_end(summary)
+        callbacks.log(f"epoch {epoch + 1}/{config.epochs}: loss {summary['loss']:.4f}"
+                      + (f", dev F1 {summary['dev_f1']:.4f} (overlap {summary['dev_f1_overlap']:.4f})"
+                         if "dev_f1" in summary else ""))
+    if best_state is not None:
+        tagger.model.load_state_dict(best_state[0])
+        if best_state[1] is not None and tagger.feature_embedding is not None:
+            tagger.feature_embedding.load_state_dict(best_state[1])
+    tagger.train(False)
+    return history, best
+
+
+def _step(tagger: Any, batch: list[_Example], loss_fn: Any, optimizer: Any, scheduler: Any, grad_clip: float) -> float:
+    """One optimisation step on a batch of examples; its loss."""
+    import torch
+
+    ids, mask = tagger.collate([e[0] for e in batch])
+    feats = tagger.collate_features([e[2] for e in batch], ids.shape[1])
+    labels = torch.full(ids.shape, -100, dtype=torch.long)
+    for i, e in enumerate(batch):
+        labels[i, : len(e[1])] = torch.tensor(e[1], dtype=torch.long)
+    logits = tagger.logits(ids, mask, feats)  # (batch, length, labels)
+    loss = loss_fn(logits.reshape(-1, logits.shape[-1]), labels.to(tagger.device).reshape(-1))
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if grad_clip > 0:
+        torch.nn.utils.clip_grad_norm_(tagger.parameters(), grad_clip)
+    optimizer.step()
+    scheduler.step()
+    return float(loss.detach())
 
 
 TAGGER: Method[TaggerRecipeConfig] = Method(
