@@ -8,7 +8,8 @@ passage), counted in characters. Ids are read from the ``identifier`` infon (or 
 Export adds provenance infons to each annotation (``origin``, ``decided_by``, ``decided_at``, ``decided_via``; on a
 project's documents ``adjudication``, ``adjudicator``, ``chosen_annotator``, ``annotator_labels``: see
 :func:`provenance_infons`); import ignores them. An export of gold and curator links both writes a span whose
-part has both as one annotation per origin (:func:`by_origin`).
+part has both as one annotation per origin (:func:`by_origin`). What the ``bioc`` package would let through and
+BioC does not allow is refused by name (:mod:`webapp.corpus.formats.bioc_checks`).
 """
 
 from __future__ import annotations
@@ -26,12 +27,18 @@ from bioc import biocjson, biocxml
 from lxml import etree
 
 from webapp.core import limits
+from webapp.corpus.formats.bioc_checks import (
+    annotations_in,
+    check_json_types,
+    check_root,
+    integer_field,
+    too_deep,
+    xml_field_error,
+)
 from webapp.corpus.formats.records import (
-    MAX_METADATA_DEPTH,
     DocumentRecord,
     FormatError,
     MentionRecord,
-    deep_json_keys,
     ids_field,
     links_from_ids,
     not_utf8,
@@ -58,9 +65,9 @@ def read_bioc_xml(path: str | Path) -> Iterator[DocumentRecord]:
         # The bioc package reads offsets with int() and says no more than "invalid literal for int()", and
         # an annotation without its id attribute (or a location without its offset) is a bare KeyError:
         # find the element and the field ourselves.
-        raise _xml_field_error(path) or FormatError(path, "", f"not a BioC collection ({exc})") from exc
+        raise xml_field_error(path) or FormatError(path, "", f"not a BioC collection ({exc})") from exc
     if not collection.documents:
-        _check_root(path)
+        check_root(path)
     yield from _documents(path, collection)
 
 
@@ -71,7 +78,7 @@ def read_bioc_json(path: str | Path) -> Iterator[DocumentRecord]:
     except UnicodeDecodeError as exc:
         raise not_utf8(path, exc) from exc
     except RecursionError:
-        raise _too_deep(path) from None
+        raise too_deep(path) from None
     except ValueError as exc:  # json.JSONDecodeError is a ValueError with a line number
         where = f"line {exc.lineno}" if hasattr(exc, "lineno") else ""
         raise FormatError(path, where, f"not BioC JSON ({exc})") from exc
@@ -79,132 +86,8 @@ def read_bioc_json(path: str | Path) -> Iterator[DocumentRecord]:
         raise FormatError(path, "", f"not a BioC JSON collection (missing or malformed field {exc})") from exc
     if not isinstance(collection, bioc.BioCCollection):
         raise FormatError(path, "", "not a BioC JSON collection (expected a top-level collection object)")
-    _check_json_types(path, collection)
+    check_json_types(path, collection)
     yield from _documents(path, collection)
-
-
-def _check_json_types(path: str | Path, collection: bioc.BioCCollection) -> None:
-    """Refuse what BioC JSON's schema types otherwise, naming the element and the field: the bioc package decodes
-    without a schema, so an id given as an object would become the text "{'a': 1}" and an offset given as the
-    string "0" would pass for a number. Ids and texts are strings, offsets and lengths integers, the infons of
-    passages and annotations strings (or null, as PubTator Central writes an annotation without an identifier).
-    A document's infons are its metadata, any JSON, as in JSONL."""
-    for index, document in enumerate(collection.documents, start=1):
-        where = f"document {document.id if isinstance(document.id, str) and document.id.strip() else '#' + str(index)}"
-        _typed(path, where, "field 'id'", document.id, str)
-        if not isinstance(document.infons, dict):
-            raise FormatError(path, where, f"field 'infons' must be an object (found {_json_type(document.infons)})")
-        for number, passage in enumerate(document.passages, start=1):
-            p_where = f"{where} / passage {number}"
-            _typed(path, p_where, "field 'offset'", passage.offset, int)
-            _typed(path, p_where, "field 'text'", passage.text, str, optional=True)
-            _infons(path, p_where, passage.infons)
-            for s_number, sentence in enumerate(passage.sentences, start=1):
-                s_where = f"{p_where} / sentence {s_number}"
-                _typed(path, s_where, "field 'offset'", sentence.offset, int)
-                _typed(path, s_where, "field 'text'", sentence.text, str, optional=True)
-        for a_number, annotation in enumerate(_all_annotations(document), start=1):
-            a_where = f"{where} / annotation #{a_number}"
-            _typed(path, a_where, "field 'id'", annotation.id, str)
-            a_where = f"{where} / annotation {annotation.id}"
-            _typed(path, a_where, "field 'text'", annotation.text, str, optional=True)
-            _infons(path, a_where, annotation.infons)
-            for location in annotation.locations:
-                _typed(path, a_where, "location field 'offset'", location.offset, int)
-                _typed(path, a_where, "location field 'length'", location.length, int)
-
-
-def _typed(path: str | Path, where: str, name: str, value: object, kind: type, optional: bool = False) -> None:
-    if value is None and optional:
-        return
-    # JSON Schema's integer is any number without a fraction (1e12, 3.0); bool is an int in Python, true is not 1.
-    if kind is int and isinstance(value, float) and value.is_integer():
-        return
-    if not isinstance(value, kind) or isinstance(value, bool):
-        expected = "an integer" if kind is int else "a string"
-        raise FormatError(path, where, f"{name} must be {expected} (found {_shown(value)})")
-
-
-def _infons(path: str | Path, where: str, infons: object) -> None:
-    if not isinstance(infons, dict):
-        raise FormatError(path, where, f"field 'infons' must be an object of strings (found {_json_type(infons)})")
-    for key, value in infons.items():
-        if value is not None and not isinstance(value, str):
-            raise FormatError(path, where, f"infon {key!r} must be a string (found {_shown(value)})")
-
-
-def _json_type(value: object) -> str:
-    names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
-    return "null" if value is None else names.get(type(value), type(value).__name__)
-
-
-def _shown(value: object) -> str:
-    text = repr(value)  # as the XML reader's refusals quote a value
-    return text if len(text) <= 40 else text[:40] + "..."
-
-
-def _all_annotations(document: bioc.BioCDocument) -> Iterator[bioc.BioCAnnotation]:
-    yield from (annotation for annotation, _ in _annotations(document, ""))
-
-
-def _too_deep(path: str | Path) -> FormatError:
-    with open(path, encoding="utf-8-sig") as fh:
-        found = deep_json_keys(fh.read())
-    line, keys = found or (0, [])
-    field = f"field {'.'.join(keys)!r}" if keys else "the JSON"
-    return FormatError(path, f"line {line}" if line else "", f"{field} is nested too deeply (more than {MAX_METADATA_DEPTH} levels)")
-
-
-def _int(path: str | Path, where: str, value: object, name: str) -> int:
-    """An offset or a length: an int (JSON, its types checked by :func:`_check_json_types`) or a string of ASCII
-    digits (XML has only text); anything else is refused by name."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"\s*-?[0-9]+\s*", value):
-        try:
-            return int(value)
-        except ValueError:  # more digits than Python converts (4,300): no offset anyway
-            pass
-    raise FormatError(path, where, f"{name} must be an integer (found {value!r})")
-
-
-def _xml_field_error(path: str | Path) -> FormatError | None:
-    """The first offset or length of a BioC XML file that is not an integer, or an annotation without its id,
-    named by document and element."""
-    try:
-        root = etree.parse(str(path)).getroot()
-    except (etree.XMLSyntaxError, OSError):
-        return None
-    try:
-        for index, document in enumerate(root.iterfind("document"), start=1):
-            where = f"document {(document.findtext('id') or '').strip() or '#' + str(index)}"
-            for number, passage in enumerate(document.iterfind("passage"), start=1):
-                _int(path, f"{where} / passage {number}", passage.findtext("offset"), "field 'offset'")
-                for s_number, sentence in enumerate(passage.iterfind("sentence"), start=1):
-                    _int(path, f"{where} / passage {number} / sentence {s_number}", sentence.findtext("offset"), "field 'offset'")
-            for number, annotation in enumerate(document.iter("annotation"), start=1):
-                if annotation.get("id") is None:
-                    raise FormatError(path, f"{where} / annotation #{number}", "the annotation has no id (attribute 'id')")
-                for location in annotation.iterfind("location"):
-                    for name in ("offset", "length"):
-                        _int(path, f"{where} / annotation {annotation.get('id')}", location.get(name), f"location field {name!r}")
-    except FormatError as exc:
-        return exc
-    return None
-
-
-def _check_root(path: str | Path) -> None:
-    """Refuse XML that is not BioC by name: another root element gives no documents, which alone would read as
-    an empty file. (Checked only when no document was found; the file parsed once already.)"""
-    try:
-        with open(path, encoding="utf-8") as fh:  # as biocxml.load read it
-            root = etree.parse(fh).getroot()
-    except (etree.XMLSyntaxError, OSError, ValueError):
-        return
-    if root.tag != "collection":
-        raise FormatError(path, f"line {root.sourceline}", f"not a BioC collection (the root element is <{root.tag}>, not <collection>)")
 
 
 def _documents(path: str | Path, collection: bioc.BioCCollection) -> Iterator[DocumentRecord]:
@@ -215,7 +98,7 @@ def _documents(path: str | Path, collection: bioc.BioCCollection) -> Iterator[Do
             raise FormatError(path, where, "the document has no id")
         try:
             text, title = _text(path, where, document)
-            mentions = [_mention(path, ann_where, annotation, text) for annotation, ann_where in _annotations(document, where)]
+            mentions = [_mention(path, ann_where, annotation, text) for annotation, ann_where in annotations_in(document, where)]
             metadata = {k: v for k, v in document.infons.items()}
         except (TypeError, AttributeError) as exc:
             # BioC JSON is decoded without a schema: a number where a text belongs, a list for the infons.
@@ -228,7 +111,7 @@ def _text(path: str | Path, where: str, document: bioc.BioCDocument) -> tuple[st
     title = ""
     # Passages are laid by offset; "passage N" in an error is the file's N-th, whatever its offset.
     placed = sorted(
-        ((_int(path, f"{where} / passage {n}", p.offset, "field 'offset'"), n, p) for n, p in enumerate(document.passages, start=1)),
+        ((integer_field(path, f"{where} / passage {n}", p.offset, "field 'offset'"), n, p) for n, p in enumerate(document.passages, start=1)),
         key=lambda item: item[0],
     )
     for rank, (offset, number, passage) in enumerate(placed, start=1):
@@ -240,7 +123,7 @@ def _text(path: str | Path, where: str, document: bioc.BioCDocument) -> tuple[st
             # A passage split into sentences carries its text there, each sentence at its own offset.
             body = ""
             sentences = [
-                (_int(path, f"{where} / passage {number} / sentence {n}", s.offset, "field 'offset'"), s)
+                (integer_field(path, f"{where} / passage {number} / sentence {n}", s.offset, "field 'offset'"), s)
                 for n, s in enumerate(passage.sentences, start=1)
             ]
             for sentence_offset, sentence in sorted(sentences, key=lambda item: item[0]):
@@ -270,22 +153,11 @@ def _place(path: str | Path, where: str, body: str, base: int, offset: int, piec
     return body + " " * (at - len(body)) + piece
 
 
-def _annotations(document: bioc.BioCDocument, where: str) -> Iterator[tuple[bioc.BioCAnnotation, str]]:
-    for annotation in document.annotations:
-        yield annotation, f"{where} / annotation {annotation.id}"
-    for passage in document.passages:
-        for annotation in passage.annotations:
-            yield annotation, f"{where} / annotation {annotation.id}"
-        for sentence in passage.sentences:
-            for annotation in sentence.annotations:
-                yield annotation, f"{where} / annotation {annotation.id}"
-
-
 def _mention(path: str | Path, where: str, annotation: bioc.BioCAnnotation, text: str) -> MentionRecord:
     if not annotation.locations:
         raise FormatError(path, where, "the annotation has no location")
     pieces = [
-        (_int(path, where, loc.offset, "location field 'offset'"), _int(path, where, loc.length, "location field 'length'"))
+        (integer_field(path, where, loc.offset, "location field 'offset'"), integer_field(path, where, loc.length, "location field 'length'"))
         for loc in annotation.locations
     ]
     spans = sorted((offset, offset + length) for offset, length in pieces)
