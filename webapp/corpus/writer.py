@@ -15,7 +15,8 @@ Every import (PubTator, BioC, brat, JSON Lines, documents posted to the API) goe
   format alike (the NCBI Disease training set repeats PMID 8528200, and its published counts include both).
 - A file without a single document is refused: an empty or cut-off download is not a successful import.
 - Errors name the file and the line (``path:line: message``, :class:`linker.data.ParseError`) when the
-  record knows its line, else the file and the element (:class:`FormatError`).
+  record knows its line, else the file and the element (:class:`FormatError`); what the database would refuse
+  for some row of a batch is refused for its record first (:mod:`webapp.corpus.record_checks`).
 - Documents go in with ``bulk_create`` (their ids are needed); mentions and links, the bulk of the rows,
   through PostgreSQL ``COPY``, with mention ids read back once per batch by their unique span.
 - A document written without a single mention is ``queued`` for mention detection (unless its collection's
@@ -33,32 +34,24 @@ from typing import Any
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from linker.data import ParseError
-from webapp.core import limits
 from webapp.corpus.detection import queue_detection, wants_detection
 from webapp.corpus.formats.records import (
-    MAX_METADATA_DEPTH,
     DocumentRecord,
     FormatError,
     LinkRecord,
     MentionRecord,
-    too_deep,
-    unstorable_character,
 )
-from webapp.corpus.models import Collection, Document, Link, Mention, mention_too_long
+from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.corpus.record_checks import check_record, refused_batch, where_in_file
 from webapp.corpus.resolver import ConceptResolver, dictionary_version_for
-from webapp.vocab.copy import copy_rows, max_length
+from webapp.vocab.copy import copy_rows
 from webapp.vocab.models import Dictionary
 
 __all__ = ["ImportReport", "DuplicateDocument", "DocumentWriter", "write_documents", "locked_collection"]
 
 Progress = Callable[[int, int | None], None]
 
-_EXTERNAL_ID_MAX = max_length(Document, "external_id")
-_TYPE_MAX = max_length(Mention, "mention_type")
-_REF_MAX = max_length(Link, "concept_ref")
 _ANALYZE_AFTER_MENTIONS = 1000  # an import this large refreshes the planner's statistics
-_PART_MAX = 32767  # Link.part is a PositiveSmallIntegerField
 
 
 class DuplicateDocument(ValueError):
@@ -191,7 +184,7 @@ class DocumentWriter:
             mention_pks = self._mention_pks([d.pk for d in documents])
             links = self._write_links((mention_pks[(doc, m.start, m.end, m.mention_type)], m) for doc, m in wanted)
         except DatabaseError as exc:
-            raise self._refused_batch(batch, exc) from exc
+            raise refused_batch(self.source, batch, exc) from exc
         self.report.documents += len(documents)
         self.report.mentions += len(wanted)
         self.report.links += links
@@ -239,7 +232,7 @@ class DocumentWriter:
         return replace(record, external_id=numbered, metadata={**record.metadata, "repeat_of": doc_id})
 
     def _keep(self, record: DocumentRecord) -> bool:
-        self._check(record)
+        check_record(self.source, record)
         if record.external_id in self.existing:
             if not self.skip_existing:
                 raise DuplicateDocument(f"collection {self.collection.slug} already has a document {record.external_id!r}")
@@ -254,49 +247,10 @@ class DocumentWriter:
             # PubTator ids are PMIDs; the other formats' ids are whatever the source used.
             label = "PMID" if record.line else "document id"
             self.report.warnings.append(
-                f"{self._at(record)}{label} {repeat_of} appears again in the file (copy {copy}); "
+                f"{where_in_file(self.source, record)}{label} {repeat_of} appears again in the file (copy {copy}); "
                 f"stored as its own document {record.external_id}"
             )
         return True
-
-    def _check(self, record: DocumentRecord) -> None:
-        """Refuse, naming the line or element, what the database would refuse for some row of a batch."""
-        if not record.external_id or len(record.external_id) > _EXTERNAL_ID_MAX:
-            raise self._refused(record, None, f"a document id must have 1 to {_EXTERNAL_ID_MAX} characters ({record.external_id[:40]!r})")
-        # Every format (and POST /api/documents/) comes through here: one place bounds what a page, the
-        # linker and an export will later hold in memory for one document.
-        too_long = limits.document_chars_over("the document text is", len(record.text))
-        if too_long:
-            raise self._refused(record, None, too_long)
-        # PostgreSQL stores no NUL character (text or jsonb), and the driver cannot encode a lone surrogate (JSON
-        # decodes "\ud800" to one): named here, not as a database or encoding error about some row of a batch.
-        for name, value in (("id", record.external_id), ("title", record.title), ("text", record.text), ("metadata", record.metadata)):
-            bad = unstorable_character(value)
-            if bad:
-                raise self._refused(record, None, f"field {name!r} contains {bad}")
-        if too_deep(record.metadata):
-            raise self._refused(record, None, f"field 'metadata' is nested too deeply (more than {MAX_METADATA_DEPTH} levels)")
-        for m in record.mentions:
-            if not 0 <= m.start < m.end <= len(record.text):
-                raise self._refused(record, m, f"span {m.start}-{m.end} outside the document text (length {len(record.text)})")
-            too_long = mention_too_long(record.text[m.start : m.end])
-            if too_long:
-                raise self._refused(record, m, too_long)
-            for name, value in (("type", m.mention_type), ("part_texts", m.part_texts), ("concept_id", [link.concept_id for link in m.links])):
-                bad = unstorable_character(value)
-                if bad:
-                    raise self._refused(record, m, f"field {name!r} contains {bad}")
-            if len(m.mention_type) > _TYPE_MAX:
-                raise self._refused(record, m, f"mention type {m.mention_type[:40]!r}... is longer than {_TYPE_MAX}")
-            parts = [link.part for link in m.links]
-            bad_part = next((p for p in parts if not 0 <= p <= _PART_MAX), None)
-            if bad_part is not None:
-                raise self._refused(record, m, f"field 'part' must be 0 to {_PART_MAX} (found {bad_part})")
-            if len(parts) != len(set(parts)):
-                raise self._refused(record, m, "a composite part is linked twice")
-            too_long = [link.concept_id for link in m.links if len(link.concept_id) > _REF_MAX]
-            if too_long:
-                raise self._refused(record, m, f"id {too_long[0][:40]!r}... is longer than {_REF_MAX}")
 
     def _unique_mentions(self, record: DocumentRecord) -> Iterator[MentionRecord]:
         """The record's mentions, each (span, type) once: the database allows one; a repeat is a warning."""
@@ -305,7 +259,7 @@ class DocumentWriter:
             key = (m.start, m.end, m.mention_type)
             if key in seen:
                 self.report.warnings.append(
-                    f"{self._at(record)}document {record.external_id} annotates {m.start}-{m.end} "
+                    f"{where_in_file(self.source, record)}document {record.external_id} annotates {m.start}-{m.end} "
                     f"{m.mention_type} twice; the repeat was left out"
                 )
                 continue
@@ -363,30 +317,6 @@ class DocumentWriter:
         else:
             self.unresolved.setdefault(ref, None)
             self.unresolved_by_type[mention_type] += 1
-
-    # --- where ---
-
-    def _at(self, record: DocumentRecord) -> str:
-        """``path:line: `` or ``path: element: `` before a warning about the record."""
-        if record.line:
-            return f"{self.source}:{record.line}: "
-        return f"{self.source}: {record.where}: " if record.where else f"{self.source}: "
-
-    def _refused(self, record: DocumentRecord, mention: MentionRecord | None, message: str) -> ValueError:
-        if record.line:
-            # A PubTator mention is a line of its own, below its document's title line: name the one at fault.
-            return ParseError(self.source, (mention.line if mention else 0) or record.line, message)
-        where = (mention.where if mention else "") or record.where or f"document {record.external_id}"
-        return FormatError(self.source, where, message)
-
-    def _refused_batch(self, batch: Sequence[DocumentRecord], exc: DatabaseError) -> ValueError:
-        # PostgreSQL's first line says what is wrong; the LINE/DETAIL/CONTEXT lines after it quote SQL and rows.
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        first, last = batch[0], batch[-1]
-        if first.line:
-            return ParseError(self.source, first.line, f"the database refused a document of lines {first.line}-{last.line}: {reason}")
-        return FormatError(self.source, "", f"the database refused one of documents {first.external_id} to {last.external_id}: {reason}")
-
 
 # pg_advisory_xact_lock(key1, key2): key1 is the imports' namespace, key2 the collection's id. Only imports
 # take it (decisions lock mention rows, webapp.curation.services.decisions, under namespace "link").
