@@ -326,7 +326,7 @@ def test_the_start_form_chooses_single_choices_and_shows_defaults_as_values(alic
     assert 'name="epochs" value=' not in html and 'name="lr" value=' not in html
     assert re.search(r'<input type="number" name="max_queries" placeholder="all"', html)
     # Every field says what it is for.
-    from webapp.training.forms import StartRunForm
+    from webapp.training.run_form import StartRunForm
 
     assert [name for name, field in StartRunForm().fields.items() if not field.help_text] == []
     assertContains(page, "no worker takes that queue now")

@@ -20,7 +20,9 @@ from webapp.corpus.models import Collection
 from webapp.training.base_encoders import get_base_encoder
 from webapp.training.errors import RunError
 from webapp.training.job_caps import JobCapReached
+from webapp.training.methods import method_choices
 from webapp.training.models import DetectorVersion, TrainingRun, WordVectorModel
+from webapp.training.params import method_fields
 from webapp.training.runs import cancel_run, start_run
 from webapp.training.word_vectors import get_word_vectors
 from webapp.vocab.models import Dictionary
@@ -85,23 +87,22 @@ class TrainingRunStartSerializer(serializers.Serializer):
                   "trained on the gold collections' documents first.",
     )
     method = serializers.ChoiceField(
-        choices=TrainingRun.Method.choices, required=False,
-        help_text="biosyn (default), latte (a re-ranker over the dictionary's active index), hiprbert (hierarchy "
-                  "pre-training of a base encoder), fasttext (word vectors), bne or dan (fast name encoders over word "
-                  "vectors), tagger (a mention detector: BIO token classification over the collections' spans and "
-                  "curators' span edits); params['method'] works too.",
+        choices=(), required=False,
+        help_text="The method to train (the registered ones; biosyn when left out); params['method'] works too.",
     )
-    params = serializers.DictField(
-        required=False, default=dict,
-        help_text="The method's parameters; BioSyn's default to the paper's, LATTE's to the linker's (epochs, latent_types, "
-                  "top_k, ...), HiPrBERT's to the scope's (train_scope, epochs, max_batches, batch_size, distances, "
-                  "holdout_share, device); fastText: dim, epochs, window, min_count, include_names, include_definitions; "
-                  "BNE: epochs, patience, max_minutes, objectives (syn, def, ctx), batch_size, lr, ...; DAN: level "
-                  "(0: concepts; L >= 1: ancestors at level L), hierarchy (a dictionary id; 0: the run's), max_epochs, "
-                  "patience, max_minutes, ...; BNE and DAN training their own word vectors: fasttext_dim, "
-                  "fasttext_epochs, include_definitions; tagger: mention_types (e.g. [\"Disease\"]; empty: all), epochs, "
-                  "lr, batch_size, max_length, stride, warmup, weight_decay, max_documents, num_threads, seed, device.",
-    )
+    PARAMS_HELP = ("The method's parameters, each left out keeping its default; a wrong name, type or value is refused "
+                   "with the parameter named. The start form at /training/runs/new/ shows each one with its help.")
+    params = serializers.DictField(required=False, default=dict, help_text=PARAMS_HELP)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The registered methods now (linker.recipe), not when this module was imported.
+        method: serializers.ChoiceField = self.fields["method"]  # type: ignore[assignment]
+        method.choices = method_choices()
+        method.help_text = "; ".join(f"{name}: {label}" for name, label in method.choices.items()) + (
+            ". biosyn when left out; params['method'] works too.")
+        self.fields["params"].help_text = self.PARAMS_HELP + " Their names: " + "; ".join(
+            f"{name}: {', '.join(f.name for f in method_fields(name))}" for name in method.choices) + "."
 
     def validate_base_model(self, value: str) -> str:
         if value and ("\x00" in value or not _is_folder(value)):

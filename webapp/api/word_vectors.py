@@ -15,12 +15,12 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from linker.methods.word_vector_params import MAX_DIM
 from webapp.api.permissions import IsAdmin
 from webapp.api.schema import ErrorSerializer
 from webapp.api.views import RejectNulMixin
 from webapp.training.errors import RunError
 from webapp.training.models import WordVectorModel, WordVectorUpload
-from webapp.training.word_vector_params import MAX_DIM
 from webapp.training.word_vectors import upload_word_vectors
 from webapp.vocab.models import Dictionary
 

@@ -19,6 +19,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from webapp.core.public import PublicMessageField
+from webapp.training.methods import RegisteredMethods
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
 
@@ -309,7 +310,9 @@ class TrainingRun(models.Model):
     and never stays ``running``. The training data are recorded as :class:`TrainingExample` rows (the snapshot).
     """
 
-    class Method(models.TextChoices):
+    class Method(models.TextChoices, metaclass=RegisteredMethods):
+        """The built-in methods by name; the choices are linker.recipe's table (webapp.training.methods)."""
+
         BIOSYN = "biosyn", "BioSyn (synonym marginalisation)"
         LATTE = "latte", "LATTE (re-ranker with latent and known types)"
         HIPRBERT = "hiprbert", "Hierarchy pre-training (HiPrBERT)"

@@ -45,12 +45,12 @@ from typing import Any
 
 from linker.data import GoldMention, PubTatorDocument
 from linker.dictionary import NameTable
+from linker.methods.tagger_params import mention_type_filter
 from linker.recipe import TrainingInputs
 from linker.text import TextConfig
 from webapp.corpus.models import Collection, Document, Mention
 from webapp.curation.models import OPEN_STATUSES, Decision
 from webapp.training.models import TrainingRun
-from webapp.training.tagger_params import mention_types
 from webapp.vocab.models import Name
 
 __all__ = ["PROVENANCE", "SpanSnapshot", "dev_documents", "dictionary_names", "provenance_line", "tagger_inputs",
@@ -234,7 +234,7 @@ def provenance_line(counts: dict[str, Any]) -> str:
 def tagger_inputs(run: TrainingRun, out: Path) -> TrainingInputs:
     """The recipe's inputs for the tagger: the training documents, the evaluation documents, the base model,
     the mention types, and the provenance counts in ``metadata``."""
-    types = mention_types(run.params)
+    types = mention_type_filter(run.params.get("mention_types"))
     documents, counts = training_documents(run, types)
     dev = dev_documents(run, types)
     metadata = {

@@ -21,7 +21,6 @@ from webapp.training.base_encoders import started_from
 from webapp.training.calibration import LINKER_METHODS, nil_decisions
 from webapp.training.errors import RunError
 from webapp.training.evaluation import evaluable_collections, start_evaluation
-from webapp.training.forms import StartRunForm
 from webapp.training.held_out import index_overlap, run_overlap, trained_collections
 from webapp.training.hierarchy_inputs import run_dictionaries
 from webapp.training.hierarchy_report import hierarchy_report
@@ -30,6 +29,7 @@ from webapp.training.loop import GateRefused, promote_through_gate
 from webapp.training.loop_views import loop_rows, refusal_message
 from webapp.training.models import DetectorVersion, Evaluation, IndexVersion, TrainingRun, WordVectorModel
 from webapp.training.param_table import parameter_rows
+from webapp.training.run_form import StartRunForm
 from webapp.training.runs import cancel_run, start_run
 from webapp.training.services import ActivationError
 from webapp.training.word_vectors import encoder_scores
