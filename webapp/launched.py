@@ -23,7 +23,7 @@ import psutil
 from webapp import embedded
 
 RECORD_FILE = "launcher.json"
-# The launcher's own stop waits up to 20 s for each child before killing it (webapp.launcher.Child.stop).
+# The launcher's own stop waits up to 20 s for each child before killing it (webapp.supervision.Child.stop).
 LAUNCHER_GRACE_S = 60.0
 CHILD_GRACE_S = 20.0
 

@@ -20,7 +20,8 @@ from webapp.core.models import ImportJob
 from webapp.core.queue import job_task_id, send_now
 from webapp.corpus.detection import NO_INDEX_PREFIX
 from webapp.corpus.models import Document
-from webapp.launcher import Child, worker_argvs
+from webapp.launcher import worker_argvs
+from webapp.supervision import Child
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
 pytestmark = [pytest.mark.slow, pytest.mark.worker]

@@ -88,7 +88,7 @@ def test_the_launcher_is_asked_to_stop_and_stops_its_children_itself(data: Path)
     children = data / "children"
     script = (
         "import os, sys, signal\n"
-        "from webapp.launcher import Child, Supervisor, supervise\n"
+        "from webapp.supervision import Child, Supervisor, supervise\n"
         "from webapp import launched\n"
         f"sleeps = {SLEEPS!r}\n"
         "web = Child('web server', sleeps)\n"
@@ -121,7 +121,8 @@ def test_the_launcher_is_asked_to_stop_and_stops_its_children_itself(data: Path)
 
 
 def test_the_launcher_records_its_running_children_and_leaves_out_one_that_ended(data: Path) -> None:
-    from webapp.launcher import Child, Supervisor, _record
+    from webapp.launcher import _record
+    from webapp.supervision import Child, Supervisor
 
     web, crashing = Child("web server", SLEEPS), Child("worker", [PY, "-c", "pass"], own_group=True)
     supervisor = Supervisor(web, [crashing])

@@ -1,4 +1,4 @@
-"""The run command's supervision (webapp.launcher.Supervisor) with real short-lived processes and a fake clock:
+"""The run command's supervision (webapp.supervision.Supervisor) with real short-lived processes and a fake clock:
 a dead worker is restarted after a growing delay, each restart said; after repeated fast crashes it is left
 stopped with a clear message while the web server serves on; only the web server stopping ends the run."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from webapp.launcher import Child, RestartPolicy, Supervisor, supervise
+from webapp.supervision import Child, RestartPolicy, Supervisor, supervise
 
 PY = sys.executable
 SLEEPS = [PY, "-c", "import time; time.sleep(60)"]
