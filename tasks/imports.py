@@ -1,4 +1,4 @@
-"""Imports run by a worker: dictionaries and documents, one ImportJob row per import."""
+"""Imports run by a worker: dictionaries and documents, one import job (webapp.imports.models.ImportJob) each."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Any
 
 from celery import shared_task
 from django.db import transaction
-from django.utils import timezone
 
 from linker.data import ParseError
 from tasks import RETRY_OPTIONS
@@ -26,11 +25,11 @@ PROGRESS_EVERY_S = 1.0
     **RETRY_OPTIONS,  # a database restart mid-import: the import's transaction rolled back, run it again
 )
 def run_import(job_id: int) -> str:
-    from webapp.core.lease import JobLease
+    from webapp.jobs.lease import JobLease
 
-    # The lease is held for the whole import: if this process dies, the job is failed at once by the sweep of
-    # abandoned jobs (webapp.core.abandoned) instead of saying "running" for ever.
-    with JobLease("import", job_id) as lease:
+    # The lease is held for the whole import: if this process dies, the job is failed at once by the job sweep
+    # (webapp.jobs.sweep) instead of saying "running" for ever.
+    with JobLease(job_id) as lease:
         if not lease.held:
             logger.warning("import %s: another worker runs it (or the sweep is failing it); left to it", job_id)
             return "taken"
@@ -38,39 +37,26 @@ def run_import(job_id: int) -> str:
 
 
 def _run_leased(job_id: int) -> str:
-    from webapp.core.models import ImportJob
-    from webapp.core.progress import ProgressRecorder
+    from webapp.imports.models import ImportJob
+    from webapp.jobs import lifecycle
+    from webapp.jobs.progress import ProgressRecorder
 
-    with transaction.atomic():
-        job = ImportJob.objects.select_for_update().get(pk=job_id)
-        if job.state in (ImportJob.State.SUCCEEDED, ImportJob.State.FAILED):
-            # Re-delivered after it ended: after success, or after the sweep failed it when its worker was lost.
-            return job.state
-        job.state = ImportJob.State.RUNNING
-        job.started_at = timezone.now()
-        job.worker = socket.gethostname()
-        job.message = ""
-        job.save(update_fields=["state", "started_at", "worker", "message"])
-
+    if not lifecycle.take(job_id, worker=socket.gethostname()):
+        # Re-delivered after it ended: after success, or after the sweep failed it when its worker was lost.
+        return ImportJob.objects.get(pk=job_id).state
+    job = ImportJob.objects.get(pk=job_id)
     # The recorder writes through a connection of its own: progress is seen while the import's
     # transaction is still open, at most once a second.
     with ProgressRecorder(job_id, every=PROGRESS_EVERY_S) as progress:
         try:
-            report = _run(job.kind, job.path, job.params, job.created_by, progress)
+            report = _run(job.import_kind, job.path, job.params, job.created_by, progress)
         except (ParseError, FileNotFoundError, ValueError) as exc:
-            # A message may quote the file's own text; a NUL in it would make PostgreSQL refuse the message too.
-            ImportJob.objects.filter(pk=job_id).update(
-                state=ImportJob.State.FAILED, message=str(exc).replace("\x00", "\\x00"), finished_at=timezone.now()
-            )
+            lifecycle.fail(job_id, str(exc))
             logger.warning("import %s failed: %s", job_id, exc)
             return ImportJob.State.FAILED
-    ImportJob.objects.filter(pk=job_id).update(
-        state=ImportJob.State.SUCCEEDED,
-        report=report,
-        progress=progress.done,
-        progress_total=progress.total,
-        finished_at=timezone.now(),
-    )
+    with transaction.atomic():
+        ImportJob.objects.filter(pk=job_id).update(report=report, progress=progress.done, progress_total=progress.total)
+        lifecycle.succeed(job_id)
     return ImportJob.State.SUCCEEDED
 
 

@@ -1,9 +1,9 @@
-"""Housekeeping of the jobs on the default queue: the sweep of queued jobs whose message was lost, the failing of
-running jobs whose worker died (:mod:`webapp.core.abandoned`), and the removal of an import's uploaded file once the
-import has ended.
+"""Housekeeping of every kind of job: the one job sweep (:mod:`webapp.jobs.sweep`: running jobs whose worker died
+are failed, queued jobs whose message the broker lost are queued again, uploads no job reads are removed), and the
+removal of an import's uploaded file once the import has ended.
 
-The sweep (:func:`webapp.core.sweep.sweep_queued_jobs`) runs when a worker starts and every minute as
-:func:`sweep_queued_jobs` on the beat schedule (``webapp.celery``).
+The sweep runs when a worker starts and every minute as :func:`sweep_jobs` on the beat schedule (``webapp.celery``);
+each worker's thread (webapp.jobs.sweeper) fails the lost ones every 5 s.
 
 An uploaded file is removed after the task that ran its import, when the import succeeded or failed for good: not
 after a try that will be retried (a database restart), nor while the message may be delivered again (a worker
@@ -26,30 +26,28 @@ logger = logging.getLogger(__name__)
 RUN_IMPORT = "tasks.imports.run_import"
 
 
-@shared_task(name="tasks.jobs.sweep_queued_jobs", ignore_result=True, **RETRY_OPTIONS)
-def sweep_queued_jobs() -> list[str]:
-    """Queue again the jobs whose message the broker lost; fail the running ones whose worker died; remove upload
+@shared_task(name="tasks.jobs.sweep_jobs", ignore_result=True, **RETRY_OPTIONS)
+def sweep_jobs() -> list[str]:
+    """Fail the running jobs whose worker died, queue again the ones whose message the broker lost, remove upload
     folders no unfinished job names."""
-    from webapp.core.abandoned import fail_abandoned_jobs
-    from webapp.core.sweep import remove_orphan_uploads
-    from webapp.core.sweep import sweep_queued_jobs as sweep
+    from webapp.jobs.sweep import sweep
 
-    return sweep() + fail_abandoned_jobs() + remove_orphan_uploads()
+    return sweep()
 
 
 @worker_ready.connect
 def _sweep_on_start(**_: Any) -> None:
-    """A worker that starts (perhaps after Redis lost its queues) queues again the jobs nobody will run."""
+    """A worker that starts (perhaps after its predecessor was killed, or Redis lost its queues) fails what nobody
+    runs any more and queues again what nobody will run."""
     from django.db import connection
 
-    from webapp.core.abandoned import fail_abandoned_jobs
-    from webapp.core.sweep import sweep_queued_jobs as sweep
+    from webapp.jobs.sweep import fail_lost_jobs, requeue_lost_messages
 
     try:
-        fail_abandoned_jobs()
-        sweep()
+        fail_lost_jobs()
+        requeue_lost_messages()
     except Exception:
-        logger.exception("the sweep of queued jobs failed")
+        logger.exception("the job sweep at the worker's start failed")
     finally:
         connection.close()
 
@@ -58,18 +56,13 @@ def _sweep_on_start(**_: Any) -> None:
 def _import_ended(task: Any = None, args: Any = (), retval: Any = None, state: str = "", **_: Any) -> None:
     if getattr(task, "name", "") != RUN_IMPORT or state == states.RETRY or not args:
         return
-    from django.utils import timezone
-
-    from webapp.core.jobs import import_ended
-    from webapp.core.models import ImportJob
+    from webapp.imports.jobs import import_ended
+    from webapp.jobs import lifecycle
 
     job_id = args[0]
     try:
         if state == states.FAILURE:  # an error the task did not record (a database outage outlasting the retries)
-            ImportJob.objects.filter(pk=job_id, state__in=(ImportJob.State.QUEUED, ImportJob.State.RUNNING)).update(
-                state=ImportJob.State.FAILED, finished_at=timezone.now(),
-                message=f"the import stopped: {type(retval).__name__}: {retval}".replace("\x00", "\\x00"),
-            )
+            lifecycle.fail(job_id, f"the import stopped: {type(retval).__name__}: {retval}")
         import_ended(job_id)
     except Exception:  # the database is unreachable too
         logger.exception("import %s: could not remove its uploaded file", job_id)

@@ -10,11 +10,11 @@ of GPU each. With it false the task is failed and acknowledged, and the run is f
 with "worker lost"; an admin starts a new run deliberately. The soft time limit ends a run ``failed`` with
 "time limit exceeded"; the hard limit (one minute later) is the sweep's case.
 
-The sweep (:func:`webapp.training.runs.recover_stale_runs`) runs in the workers and the launcher, never in a
-web request: every 5 s in a thread of each worker's main process and of ``python -m webapp.launcher``
-(:mod:`webapp.training.sweeper`, the fast path: a killed worker's run fails within about 25 s), and every
-minute as :func:`sweep_stale_runs` on the beat schedule (``webapp.celery``), the slow path, on the default
-queue so that a gpu worker busy with a long run does not hold it up.
+The sweep (:mod:`webapp.jobs.sweep`, the same for every kind of job) runs in the workers and the launcher, never
+in a web request: every 5 s in a thread of each worker's main process and of ``python -m webapp.launcher``
+(:mod:`webapp.jobs.sweeper`: a killed worker's run fails within about 25 s), and every minute as
+``tasks.jobs.sweep_jobs`` on the beat schedule, on the interactive queue so that a gpu worker busy with a long run
+does not hold it up.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import logging
 from typing import Any
 
 from celery import shared_task
-from celery.signals import worker_ready
 from django.conf import settings
 
 from tasks import RETRY_OPTIONS
@@ -81,26 +80,3 @@ def word_vectors_upload_task(upload_id: int) -> str:
     from webapp.training.word_vectors import run_upload
 
     return run_upload(upload_id)
-
-
-@shared_task(name="tasks.training.sweep_stale_runs", ignore_result=True, **RETRY_OPTIONS)
-def sweep_stale_runs() -> list[int]:
-    """Fail the running runs whose worker stopped beating (periodic: see ``webapp.celery``)."""
-    from webapp.training.runs import recover_stale_runs
-
-    return recover_stale_runs()
-
-
-@worker_ready.connect
-def _recover_on_start(**_: Any) -> None:
-    """A worker that starts (perhaps after its predecessor was killed) fails the runs nobody is running."""
-    from django.db import connection
-
-    from webapp.training.runs import recover_stale_runs
-
-    try:
-        recover_stale_runs()
-    except Exception:
-        logger.exception("stale training run recovery failed")
-    finally:
-        connection.close()

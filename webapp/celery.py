@@ -6,8 +6,8 @@ index build.
 
 Tasks live in the top-level ``tasks`` package, take ids, and call service functions. The beat schedule
 (run by exactly one process: the launcher's worker with ``-B``, the ``beat`` service in docker/compose.yml)
-queues the periodic housekeeping: the sweep that fails training runs whose worker died, and the sweep that queues
-again the jobs whose task message the broker lost (webapp.core.sweep).
+queues the periodic housekeeping: the one job sweep (webapp.jobs.sweep), which fails the jobs whose worker died and
+queues again the jobs whose task message the broker lost.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
-# The beat's sweeps: the slow path behind the workers' own 5 s stale-run thread (webapp.training.sweeper) and
-# the lost-message sweep of queued jobs (webapp.core.sweep).
+# The beat's sweep: the slow path behind the workers' own 5 s thread (webapp.jobs.sweeper), and the only one that
+# queues again the jobs whose message was lost (webapp.jobs.sweep).
 SWEEP_EVERY_S = 60.0
 # When the nightly retrain runs (UTC, the settings' TIME_ZONE): after a working day's decisions.
 NIGHTLY_RETRAIN_HOUR = 2
@@ -33,9 +33,8 @@ app.conf.task_queues = (Queue(DEFAULT_QUEUE), Queue(GPU_QUEUE), Queue(INTERACTIV
 # Exact names win over patterns: the sweeps and evaluations must not wait behind a long run on the gpu queue.
 # Mention detection is routed per call (webapp.corpus.detection.queue_detection): a handful of documents (a pasted
 # text, an API post) is interactive, an import's thousands stay on default; so is a pasted text's import
-# (webapp.core.imports.queue_text).
+# (webapp.imports.queueing.queue_text).
 app.conf.task_routes = {
-    "tasks.training.sweep_stale_runs": {"queue": INTERACTIVE_QUEUE},
     "tasks.training.evaluate_task": {"queue": INTERACTIVE_QUEUE},
     "tasks.health.*": {"queue": INTERACTIVE_QUEUE},
     "tasks.jobs.*": {"queue": INTERACTIVE_QUEUE},
@@ -44,15 +43,10 @@ app.conf.task_routes = {
     "tasks.indexing.*": {"queue": GPU_QUEUE},
 }
 app.conf.beat_schedule = {
-    "sweep-stale-training-runs": {
-        "task": "tasks.training.sweep_stale_runs",
+    "sweep-jobs": {
+        "task": "tasks.jobs.sweep_jobs",
         "schedule": SWEEP_EVERY_S,
         # A sweep nobody ran within its minute is superseded by the next one.
-        "options": {"queue": INTERACTIVE_QUEUE, "expires": SWEEP_EVERY_S},
-    },
-    "sweep-queued-jobs": {
-        "task": "tasks.jobs.sweep_queued_jobs",
-        "schedule": SWEEP_EVERY_S,
         "options": {"queue": INTERACTIVE_QUEUE, "expires": SWEEP_EVERY_S},
     },
     # The learning loop (webapp.training.loop): retrain policies with nightly runs, and the promotion gate's

@@ -13,7 +13,7 @@ and the web server on Ctrl-C or SIGTERM. It records its pid and its children's i
 A worker that dies is restarted (:class:`webapp.supervision.Supervisor`): after 1 s, then 2, 4 ... up to 30 s while it keeps
 dying within a minute of starting, each restart said on the terminal; after 5 such crashes in a row it is
 left stopped with a message saying so, and the web server keeps serving. Only the web server stopping ends
-the run command. The launcher also sweeps stale training runs itself (:mod:`webapp.training.sweeper`), so
+the run command. The launcher also sweeps lost jobs itself (:mod:`webapp.jobs.sweeper`), so
 a run whose worker died is failed within 25 s even while no worker runs.
 """
 
@@ -196,7 +196,7 @@ def run(data: Path | None, host: str, port: int, workers: int) -> int:
     signal.signal(signal.SIGTERM, on_sigterm)
     try:
         supervisor.start()
-        from webapp.training.sweeper import start_sweeper
+        from webapp.jobs.sweeper import start_sweeper
 
         start_sweeper()  # a dead worker's run is failed even while its worker restarts, or after giving up on it
         ready = _wait_for_workers([f"{argv[argv.index('-n') + 1].split('@')[0]}@{os.uname().nodename}"

@@ -66,11 +66,13 @@ INSTALLED_APPS = [
     "template_partials",
     "axes",  # failed logins: lockout per username and address (see LOGIN_FAILURE_LIMIT below)
     "webapp.core",
+    "webapp.jobs",
     "webapp.vocab",
     "webapp.corpus",
     "webapp.training",
     "webapp.curation",
     "webapp.projects",
+    "webapp.imports",
 ]
 
 MIDDLEWARE = [
@@ -281,7 +283,7 @@ CELERY_TASK_PUBLISH_RETRY = True
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 1.0}
 # A job still queued after this long whose task message is in no queue of the broker (lost: Redis restarted
 # without persistence, or the web process died between its commit and the publish) is queued again, with the
-# reason on the job; the workers sweep every minute and when one starts (webapp.core.sweep).
+# reason on the job; the workers sweep every minute and when one starts (webapp.jobs.sweep).
 QUEUED_JOB_SWEEP_AFTER_S = envint("QUEUED_JOB_SWEEP_AFTER_S", 300, 10)
 CELERY_TASK_ALWAYS_EAGER = False  # never eager: tests run a real worker
 # Send every task to this one queue instead of its route (a private worker: tests, a staging worker).

@@ -1,9 +1,9 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from webapp.core import import_views
 from webapp.core import views as core_views
 from webapp.curation import collection_views
+from webapp.imports import views as imports_views
 from webapp.projects import urls as projects_urls
 from webapp.projects.dashboard import home
 from webapp.teamwork import urls as teamwork_urls
@@ -13,10 +13,11 @@ from webapp.vocab import urls as vocab_urls
 urlpatterns = [
     path("", home, name="home"),
     path("healthz", core_views.healthz, name="healthz"),
-    path("imports/", core_views.import_jobs, name="import-jobs"),
-    path("imports/dictionary/", import_views.dictionary_import, name="import-dictionary"),
-    path("imports/documents/", import_views.documents_import, name="import-documents"),
-    path("imports/text/", import_views.text_import, name="import-text"),
+    path("jobs/", include("webapp.jobs.urls")),
+    path("imports/", imports_views.import_jobs, name="import-jobs"),
+    path("imports/dictionary/", imports_views.dictionary_import, name="import-dictionary"),
+    path("imports/documents/", imports_views.documents_import, name="import-documents"),
+    path("imports/text/", imports_views.text_import, name="import-text"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
     # A dictionary's releases page is training's (it reads the carry-over and index builds): the same namespace.

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import PASSWORD
 from tests.e2e.conftest import login
 from tests.integration.conftest import celery_worker_process  # noqa: F401  (a fixture: a real worker)
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.corpus.models import Collection, Document
 from webapp.vocab.models import Dictionary, DictionaryVersion
 

@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from tests.conftest import PASSWORD
 from tests.e2e.conftest import login
-from webapp.core.lease import JobLease
-from webapp.core.models import ImportJob
+from webapp.jobs.lease import JobLease
+from webapp.imports.models import ImportJob
 
 
 @pytest.fixture
@@ -19,23 +19,23 @@ def jobs(transactional_db, alice):  # type: ignore[no-untyped-def]
     connections.settings["default"]["CONN_MAX_AGE"] = 0  # live-server threads close their connections
     now = timezone.now()
     ImportJob.objects.create(
-        kind=ImportJob.Kind.DICTIONARY, path="/data/uploads/medic.tsv", params={"dictionary_slug": "medic"},
-        state=ImportJob.State.FAILED, message="/data/uploads/medic.tsv:4: expected 9 tab-separated columns, found 2",
+        import_kind=ImportJob.Kind.DICTIONARY, path="/data/uploads/medic.tsv", params={"dictionary_slug": "medic"},
+        state=ImportJob.State.FAILED, error="/data/uploads/medic.tsv:4: expected 9 tab-separated columns, found 2",
         started_at=now, finished_at=now, created_by=alice,
     )
     ImportJob.objects.create(
-        kind=ImportJob.Kind.DICTIONARY, path="/data/CTD_diseases.tsv.gz", params={"dictionary_slug": "medic"},
+        import_kind=ImportJob.Kind.DICTIONARY, path="/data/CTD_diseases.tsv.gz", params={"dictionary_slug": "medic"},
         state=ImportJob.State.SUCCEEDED, progress=13298, progress_total=13298, started_at=now, finished_at=now,
         report={"message": "imported medic release '2024-05': 13298 concepts, 78405 names, 20102 edges in 9.8 s"},
         created_by=alice,
     )
     running = ImportJob.objects.create(
-        kind=ImportJob.Kind.DOCUMENTS, path="/data/NCBI-disease/NCBItrainset_corpus.txt",
+        import_kind=ImportJob.Kind.DOCUMENTS, path="/data/NCBI-disease/NCBItrainset_corpus.txt",
         params={"collection_slug": "ncbi-train"}, state=ImportJob.State.RUNNING, progress=120, progress_total=593,
         started_at=now, created_by=alice,
     )
     # Its lease held as a worker running it would: a test worker's sweep would otherwise fail it as abandoned.
-    with JobLease("import", running.pk):
+    with JobLease(running.pk):
         yield running
 
 

@@ -1,6 +1,6 @@
 """Jobs whose worker died are failed at once, with the reason: imports, evaluations and word-vector uploads run
-under a lease (a PostgreSQL advisory lock of the runner's session, webapp.core.lease) that dies with the runner's
-process, and the sweep (webapp.core.abandoned) fails a running job nobody holds the lease of. The fault test
+under a lease (a PostgreSQL advisory lock of the runner's session, webapp.jobs.lease) that dies with the runner's
+process, and the sweep (webapp.jobs.sweep) fails a running job nobody holds the lease of. The fault test
 SIGKILLs a real worker mid-import: the import is failed within seconds, and nothing of it was written."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import pytest
 
 from tasks.imports import run_import
 from tests.integration.test_training_runs import _start_worker, _stop
-from webapp.core.abandoned import fail_abandoned_jobs
-from webapp.core.lease import JobLease, leased
-from webapp.core.models import ImportJob
+from webapp.jobs.sweep import fail_lost_jobs
+from webapp.jobs.lease import JobLease, leased
+from webapp.imports.models import ImportJob
 from webapp.core.queue import job_task_id, send_now
 from webapp.core.uploads import new_upload_folder
 from webapp.corpus.models import Collection, Document, Mention
@@ -27,7 +27,7 @@ PROMISE_S = 30.0  # a killed worker's job is failed within this of a worker (or 
 
 
 def _import(state: str = ImportJob.State.RUNNING, **fields: object) -> ImportJob:
-    return ImportJob.objects.create(kind="documents", path="/nowhere/x.txt", params={"format": "pubtator"}, state=state,
+    return ImportJob.objects.create(import_kind="documents", path="/nowhere/x.txt", params={"format": "pubtator"}, state=state,
                                     **fields)
 
 
@@ -36,14 +36,13 @@ def _import(state: str = ImportJob.State.RUNNING, **fields: object) -> ImportJob
 
 @pytest.mark.django_db
 def test_a_lease_is_seen_while_held_and_one_holder_at_a_time() -> None:
-    with JobLease("import", 7) as lease:
-        assert lease.held and leased("import", [7, 8]) == {7}
-        assert leased("evaluation", [7]) == set()  # kinds do not collide
+    with JobLease(7) as lease:
+        assert lease.held and leased([7, 8]) == {7}
         started = time.monotonic()
-        with JobLease("import", 7, wait_s=0.5) as second:
+        with JobLease(7, wait_s=0.5) as second:
             assert not second.held  # a duplicate delivery of the same job, after trying for wait_s
         assert time.monotonic() - started >= 0.5
-    assert leased("import", [7]) == set()
+    assert leased([7]) == set()
 
 
 @pytest.mark.django_db
@@ -51,9 +50,9 @@ def test_a_running_import_without_a_lease_is_failed_with_the_reason() -> None:
     dead = _import(progress=1200, progress_total=5000)
     alive = _import()
     queued = _import(state=ImportJob.State.QUEUED)
-    with JobLease("import", alive.pk):
-        done = fail_abandoned_jobs()
-        assert fail_abandoned_jobs() == []  # once
+    with JobLease(alive.pk):
+        done = fail_lost_jobs()
+        assert fail_lost_jobs() == []  # once
     assert done == [f"import {dead.pk} failed: {ImportJob.objects.get(pk=dead.pk).message}"]
     dead.refresh_from_db()
     assert dead.state == ImportJob.State.FAILED and dead.finished_at is not None
@@ -62,7 +61,7 @@ def test_a_running_import_without_a_lease_is_failed_with_the_reason() -> None:
                             "transaction). Import the file again.")
     assert ImportJob.objects.get(pk=alive.pk).state == ImportJob.State.RUNNING
     assert ImportJob.objects.get(pk=queued.pk).state == ImportJob.State.QUEUED
-    fail_abandoned_jobs()  # the lease ended: so does the job
+    fail_lost_jobs()  # the lease ended: so does the job
     alive.refresh_from_db()
     assert alive.state == ImportJob.State.FAILED
     assert "stopped (killed, out of memory, or its machine went down) before it had read a record;" in alive.message
@@ -73,8 +72,8 @@ def test_an_abandoned_import_upload_is_removed(settings, tmp_path: Path) -> None
     settings.ARTIFACT_ROOT = tmp_path
     path = new_upload_folder() / "x.txt"
     path.write_text("1|t|Gout\n\n")
-    job = ImportJob.objects.create(kind="documents", path=str(path), params={}, state=ImportJob.State.RUNNING)
-    fail_abandoned_jobs()
+    job = ImportJob.objects.create(import_kind="documents", path=str(path), params={}, state=ImportJob.State.RUNNING)
+    fail_lost_jobs()
     assert ImportJob.objects.get(pk=job.pk).state == ImportJob.State.FAILED
     assert not path.parent.exists()
 
@@ -91,7 +90,7 @@ def test_abandoned_evaluations_and_word_vector_uploads_are_failed(tmp_path: Path
     stored.write_text("2 2\na 1 2\nb 3 4\n")
     upload = WordVectorUpload.objects.create(file_name="vectors.vec", path=str(stored), state="running")
 
-    fail_abandoned_jobs()
+    fail_lost_jobs()
 
     evaluation.refresh_from_db()
     upload.refresh_from_db()
@@ -106,7 +105,7 @@ def test_abandoned_evaluations_and_word_vector_uploads_are_failed(tmp_path: Path
 @pytest.mark.django_db
 def test_a_job_whose_lease_another_holds_is_left_to_it() -> None:
     job = _import(state=ImportJob.State.QUEUED)
-    with JobLease("import", job.pk), patch("webapp.core.lease.WAIT_S", 0.3):  # another worker runs it (a message delivered twice)
+    with JobLease(job.pk), patch("webapp.jobs.lease.WAIT_S", 0.3):  # another worker runs it (a message delivered twice)
         assert run_import(job.pk) == "taken"
     assert ImportJob.objects.get(pk=job.pk).state == ImportJob.State.QUEUED
 
@@ -114,7 +113,7 @@ def test_a_job_whose_lease_another_holds_is_left_to_it() -> None:
 @pytest.mark.django_db(transaction=True)  # the sweep's hold on the lease ends with its transaction
 def test_a_message_delivered_again_after_the_sweep_failed_its_job_does_nothing() -> None:
     job = _import()
-    fail_abandoned_jobs()
+    fail_lost_jobs()
     message = ImportJob.objects.get(pk=job.pk).message
     assert run_import(job.pk) == ImportJob.State.FAILED
     assert ImportJob.objects.get(pk=job.pk).message == message
@@ -126,7 +125,7 @@ def test_a_running_import_is_run_again_by_a_new_delivery(tmp_path: Path) -> None
     taking the free lease, imports the file from the start (the first try's transaction rolled back)."""
     path = tmp_path / "one.txt"
     path.write_text("1|t|Gout\n1|a|Gout flares.\n1\t0\t4\tGout\tDisease\tD006073\n\n")
-    job = ImportJob.objects.create(kind="documents", path=str(path), params={"format": "pubtator", "collection_slug": "g"},
+    job = ImportJob.objects.create(import_kind="documents", path=str(path), params={"format": "pubtator", "collection_slug": "g"},
                                    state=ImportJob.State.RUNNING, progress=1)
     assert run_import(job.pk) == ImportJob.State.SUCCEEDED
     assert Document.objects.filter(collection__slug="g").count() == 1
@@ -150,7 +149,7 @@ def test_an_import_whose_worker_is_killed_is_failed_within_seconds_and_leaves_no
     first = _start_worker(tmp_path, "prefork")
     second = None
     try:
-        job = ImportJob.objects.create(kind="documents", path=str(path),
+        job = ImportJob.objects.create(import_kind="documents", path=str(path),
                                        params={"format": "pubtator", "collection_slug": "killed"})
         send_now("tasks.imports.run_import", job.pk, queue=first.queue, task_id=job_task_id(job))
         deadline = time.monotonic() + 120

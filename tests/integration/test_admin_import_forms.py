@@ -14,8 +14,8 @@ from django.test import Client
 from django.utils import timezone
 from pytest_django.asserts import assertContains, assertNotContains
 
-from webapp.core.imports import ImportRefused, document_format
-from webapp.core.models import ImportJob
+from webapp.imports.queueing import ImportRefused, document_format
+from webapp.imports.models import ImportJob
 from webapp.corpus.formats.services import import_documents
 from webapp.corpus.models import Collection, Document
 from webapp.vocab.models import Dictionary, DictionaryVersion
@@ -117,7 +117,7 @@ def test_a_dictionary_upload_is_queued_and_the_imports_page_highlights_it(alice_
     job = ImportJob.objects.get()
     assert response.status_code == 302
     assert response["Location"] == f"/imports/?job={job.pk}#import-job-{job.pk}"
-    assert (job.kind, job.state) == (ImportJob.Kind.DICTIONARY, ImportJob.State.QUEUED)
+    assert (job.import_kind, job.state) == (ImportJob.Kind.DICTIONARY, ImportJob.State.QUEUED)
     assert job.params == {"dictionary_slug": "medic", "title": "MEDIC", "release": None, "fmt": "medic"}
     assert Path(job.path).read_text() == MEDIC and Path(job.path).name == "medic.tsv"
     assert not Dictionary.objects.exists()  # the worker creates it
@@ -319,8 +319,8 @@ def test_a_refused_upload_is_shown_by_its_own_name_and_line(alice_client, alice,
     path = folder / "bad.txt"
     path.write_text(PUBTATOR)
     ImportJob.objects.create(
-        kind=ImportJob.Kind.DOCUMENTS, path=str(path), params={"collection_slug": "ncbi"}, created_by=alice,
-        state=ImportJob.State.FAILED, message=f"{path}:3: span 0-60 outside the document text (length 37)",
+        import_kind=ImportJob.Kind.DOCUMENTS, path=str(path), params={"collection_slug": "ncbi"}, created_by=alice,
+        state=ImportJob.State.FAILED, error=f"{path}:3: span 0-60 outside the document text (length 37)",
         started_at=timezone.now(), finished_at=timezone.now(),
     )
     page = alice_client.get("/imports/")
@@ -340,7 +340,7 @@ def test_a_pasted_text_is_named_by_its_document_and_an_imported_dictionary_point
     assertContains(page, '<span class="mono">text-')
     assertContains(page, "pasted by alice")
 
-    ImportJob.objects.create(kind=ImportJob.Kind.DICTIONARY, path="/data/mini.tsv", params={"dictionary_slug": "mini"},
+    ImportJob.objects.create(import_kind=ImportJob.Kind.DICTIONARY, path="/data/mini.tsv", params={"dictionary_slug": "mini"},
                              state=ImportJob.State.SUCCEEDED, report={"message": "imported mini"})
     page = alice_client.get("/imports/")
     assertContains(page, 'href="/training/models/?dictionary=mini#index-build">Build an index</a>')
@@ -348,7 +348,7 @@ def test_a_pasted_text_is_named_by_its_document_and_an_imported_dictionary_point
 
 def test_a_running_import_shows_the_time_left_at_its_pace(alice_client, alice) -> None:  # type: ignore[no-untyped-def]
     ImportJob.objects.create(
-        kind=ImportJob.Kind.DICTIONARY, path="/data/hp.obo", params={"dictionary_slug": "hpo"}, created_by=alice,
+        import_kind=ImportJob.Kind.DICTIONARY, path="/data/hp.obo", params={"dictionary_slug": "hpo"}, created_by=alice,
         state=ImportJob.State.RUNNING, progress=1000, progress_total=4000,
         started_at=timezone.now() - timedelta(seconds=20),
     )

@@ -8,7 +8,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
 pytestmark = pytest.mark.django_db

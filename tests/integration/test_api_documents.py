@@ -11,7 +11,7 @@ from bioc import biocjson, biocxml
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, HierarchyEdge, Name
 
@@ -149,7 +149,7 @@ def test_dictionary_upload_queues_an_import_job(alice_api: APIClient, settings, 
     response = alice_api.post("/api/dictionaries/upload/", {"file": upload, "slug": "medic", "title": "MEDIC"}, format="multipart")
     assert response.status_code == 202
     job = ImportJob.objects.get()
-    assert (job.kind, job.params) == ("dictionary", {"dictionary_slug": "medic", "title": "MEDIC", "release": None})
+    assert (job.import_kind, job.params) == ("dictionary", {"dictionary_slug": "medic", "title": "MEDIC", "release": None})
     assert job.path.startswith(str(tmp_path / "uploads")) and job.path.endswith("/medic.txt")
 
 

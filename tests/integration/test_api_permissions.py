@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 
 from linker.data import ConceptRecord
 from linker.linker import Linker
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.linking.registry import forget_all
 from webapp.training.models import IndexVersion
@@ -121,7 +121,7 @@ def world(db, tmp_path: Path, index_folder: Path) -> Iterator[World]:  # type: i
     document = Document.objects.create(collection=collection, external_id="1", text="Bronchial asthma in adults.")
     mention = Mention.objects.create(document=document, start=0, end=16, text="Bronchial asthma", status=Mention.Status.SUGGESTED)
     link = Link.objects.create(mention=mention, concept=asthma, concept_ref=asthma.concept_id, origin=Link.Origin.MODEL, rank=1, score=1.0)
-    job = ImportJob.objects.create(kind="dictionary", path="/x", params={})
+    job = ImportJob.objects.create(import_kind="dictionary", path="/x", params={})
     IndexVersion.objects.create(dictionary=d, dictionary_version=v, artifact_path=str(index_folder), state="active")
     forget_all()
     yield World(document, mention, link, job, tmp_path)

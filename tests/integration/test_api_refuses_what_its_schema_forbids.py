@@ -12,7 +12,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.corpus.models import Collection, Document
 
 pytestmark = pytest.mark.django_db

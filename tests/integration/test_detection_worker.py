@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from tests.integration.detection_helpers import detection_worker, mini_dictionary, mini_index, notes, wait_for  # noqa: F401
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.corpus.models import Document
 from webapp.linking.registry import forget_all
 

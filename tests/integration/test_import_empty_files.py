@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 from tasks.imports import run_import
 from tests.integration.test_import_dictionary import MEDIC_HEADER, MEDIC_ROWS, medic_text
 from tests.integration.test_import_refusals import nothing_written, tmp_zip, upload, write
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.corpus.formats import FormatError
 from webapp.corpus.formats.services import import_documents
 from webapp.corpus.importers import import_pubtator
@@ -55,7 +55,7 @@ def test_header_only_files_are_refused_by_the_command_and_for_obo(tmp_path: Path
 @pytest.mark.django_db(transaction=True)
 def test_import_job_of_a_header_only_dictionary_fails(tmp_path: Path) -> None:
     truncated = write(tmp_path / "cut.tsv", MEDIC_HEADER)
-    job = ImportJob.objects.create(kind="dictionary", path=str(truncated), params={"dictionary_slug": "medic"})
+    job = ImportJob.objects.create(import_kind="dictionary", path=str(truncated), params={"dictionary_slug": "medic"})
     assert run_import(job.pk) == ImportJob.State.FAILED
     job.refresh_from_db()
     assert job.message.startswith(f"{truncated.name}: no concepts: ")  # by its name: the folder is the server's

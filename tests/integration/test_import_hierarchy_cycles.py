@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from tasks.imports import run_import
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.vocab.hierarchy import hierarchy_cycles, root_paths
 from webapp.vocab.importers import import_dictionary
 from webapp.vocab.models import Concept, HierarchyEdge
@@ -64,7 +64,7 @@ def test_the_command_prints_the_warning(tmp_path: Path) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_an_import_job_reports_the_warning(tmp_path: Path) -> None:
-    job = ImportJob.objects.create(kind="dictionary", path=str(write(tmp_path)), params={"dictionary_slug": "x"})
+    job = ImportJob.objects.create(import_kind="dictionary", path=str(write(tmp_path)), params={"dictionary_slug": "x"})
     assert run_import(job.pk) == ImportJob.State.SUCCEEDED
     job.refresh_from_db()
     assert WARNING in job.report["warnings"]

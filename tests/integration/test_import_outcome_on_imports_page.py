@@ -14,7 +14,7 @@ from pytest_django.asserts import assertContains, assertNotContains
 from rest_framework.test import APIClient
 
 from tasks.imports import run_import
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.corpus.models import Document
 
 pytestmark = pytest.mark.django_db

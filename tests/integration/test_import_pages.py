@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 from pytest_django.asserts import assertContains, assertNotContains
 
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +19,7 @@ HTMX = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "import-jobs"}
 @pytest.fixture
 def running(alice) -> ImportJob:  # type: ignore[no-untyped-def]
     return ImportJob.objects.create(
-        kind=ImportJob.Kind.DOCUMENTS, path="/data/ncbi/train.txt", params={"collection_slug": "ncbi-train"},
+        import_kind=ImportJob.Kind.DOCUMENTS, path="/data/ncbi/train.txt", params={"collection_slug": "ncbi-train"},
         state=ImportJob.State.RUNNING, progress=250, progress_total=593, started_at=timezone.now(), created_by=alice,
     )
 
@@ -27,8 +27,8 @@ def running(alice) -> ImportJob:  # type: ignore[no-untyped-def]
 @pytest.fixture
 def refused(alice) -> ImportJob:  # type: ignore[no-untyped-def]
     return ImportJob.objects.create(
-        kind=ImportJob.Kind.DICTIONARY, path="/data/medic.tsv", params={"dictionary_slug": "medic"},
-        state=ImportJob.State.FAILED, message="/data/medic.tsv:4: expected 9 tab-separated columns, found 2",
+        import_kind=ImportJob.Kind.DICTIONARY, path="/data/medic.tsv", params={"dictionary_slug": "medic"},
+        state=ImportJob.State.FAILED, error="/data/medic.tsv:4: expected 9 tab-separated columns, found 2",
         started_at=timezone.now(), finished_at=timezone.now(), created_by=alice,
     )
 

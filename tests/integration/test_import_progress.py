@@ -13,9 +13,9 @@ from django.db import connection
 
 from linker.data import iter_pubtator
 from tasks.imports import run_import
-from webapp.core.lease import JobLease
-from webapp.core.models import ImportJob
-from webapp.core.progress import ProgressRecorder
+from webapp.jobs.lease import JobLease
+from webapp.imports.models import ImportJob
+from webapp.jobs.progress import ProgressRecorder
 from webapp.corpus import importers
 from webapp.corpus.models import Document
 
@@ -30,7 +30,7 @@ PUBTATOR = "".join(
 def _job(tmp_path: Path) -> ImportJob:
     path = tmp_path / "corpus.txt"
     path.write_text(PUBTATOR, encoding="utf-8")
-    return ImportJob.objects.create(kind=ImportJob.Kind.DOCUMENTS, path=str(path), params={"collection_slug": "kids"})
+    return ImportJob.objects.create(import_kind=ImportJob.Kind.DOCUMENTS, path=str(path), params={"collection_slug": "kids"})
 
 
 def test_progress_is_visible_to_another_connection_while_the_import_runs(tmp_path, monkeypatch) -> None:
@@ -79,7 +79,7 @@ def test_progress_is_visible_to_another_connection_while_the_import_runs(tmp_pat
 
 def test_progress_is_written_at_most_once_a_second(tmp_path) -> None:
     job = _job(tmp_path)
-    lease = JobLease("import", job.pk)  # as its worker would (a test worker's sweep fails a running job without)
+    lease = JobLease(job.pk)  # as its worker would (a test worker's sweep fails a running job without)
     assert lease.acquire()
     ImportJob.objects.filter(pk=job.pk).update(state=ImportJob.State.RUNNING)
     now = [100.0]

@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 from linker.data import ParseError
 from tasks.imports import run_import
 from tests.integration.test_import_dictionary import medic_text
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.corpus.formats import FormatError
 from webapp.corpus.formats.services import import_documents
 from webapp.corpus.importers import import_pubtator
@@ -189,7 +189,7 @@ def test_jsonl_link_part_out_of_range_names_the_field(tmp_path: Path) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_import_job_of_a_file_with_nul_fails_naming_line_and_field(tmp_path: Path) -> None:
     path = write(tmp_path / "docs.jsonl", GOOD_JSONL + '{"id": "2", "text": "Gout.", "metadata": {"k": "v\\u0000"}}\n')
-    job = ImportJob.objects.create(kind="documents", path=str(path), params={"collection_slug": "c", "format": "jsonl"})
+    job = ImportJob.objects.create(import_kind="documents", path=str(path), params={"collection_slug": "c", "format": "jsonl"})
     assert run_import(job.pk) == ImportJob.State.FAILED
     job.refresh_from_db()
     assert job.message == f"{path.name}: line 2: field 'metadata' contains a NUL character"
@@ -292,7 +292,7 @@ def test_import_path_with_a_name_too_long_is_refused_everywhere(alice_api: APICl
 def test_import_job_with_a_name_too_long_fails_with_the_reason(tmp_path: Path, kind: str) -> None:
     long_path = str(tmp_path / LONG_NAME)
     params = {"collection_slug": "c"} if kind == "documents" else {"dictionary_slug": "m"}
-    job = ImportJob.objects.create(kind=kind, path=long_path, params=params)
+    job = ImportJob.objects.create(import_kind=kind, path=long_path, params=params)
     assert run_import(job.pk) == ImportJob.State.FAILED
     job.refresh_from_db()
     assert job.message == f"{Path(long_path).name}: cannot open the file (File name too long)"
@@ -302,7 +302,7 @@ def test_import_job_with_a_name_too_long_fails_with_the_reason(tmp_path: Path, k
 @pytest.mark.django_db(transaction=True)
 def test_import_job_of_a_malformed_bioc_file_fails_naming_the_field(tmp_path: Path) -> None:
     path = write(tmp_path / "c.json", bioc_json(offset=None))
-    job = ImportJob.objects.create(kind="documents", path=str(path), params={"collection_slug": "c", "format": "bioc-json"})
+    job = ImportJob.objects.create(import_kind="documents", path=str(path), params={"collection_slug": "c", "format": "bioc-json"})
     assert run_import(job.pk) == ImportJob.State.FAILED
     job.refresh_from_db()
     assert job.message == f"{path.name}: document 42 / passage 1: field 'offset' must be an integer (found None)"

@@ -25,7 +25,7 @@ from rest_framework.test import APIClient
 
 from linker.data import ParseError, iter_dictionary, sniff_dictionary_format
 from tasks.imports import run_import
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.vocab.importers import import_dictionary
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, HierarchyEdge, KnownType, Name
 from webapp.vocab.umls import UMLS_TYPE_VOCABULARY

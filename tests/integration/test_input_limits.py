@@ -23,7 +23,7 @@ from rest_framework.test import APIClient
 from tasks.imports import run_import
 from tests.integration.test_import_dictionary import OBO_TEXT
 from webapp.core import limits
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.corpus.formats.services import import_documents
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.vocab.importers import import_dictionary
@@ -204,7 +204,7 @@ def test_a_bioc_xml_offset_with_more_digits_than_python_converts_names_the_field
 @pytest.mark.django_db(transaction=True)
 def test_an_import_job_of_a_far_offset_fails_naming_the_limit(tmp_path: Path) -> None:
     path = write(tmp_path / "c.json", bioc_json(offset=300_000_000))
-    job = ImportJob.objects.create(kind="documents", path=str(path), params={"collection_slug": "c", "format": "bioc-json"})
+    job = ImportJob.objects.create(import_kind="documents", path=str(path), params={"collection_slug": "c", "format": "bioc-json"})
     assert run_import(job.pk) == ImportJob.State.FAILED
     job.refresh_from_db()
     assert job.message == (

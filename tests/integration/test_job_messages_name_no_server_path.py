@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 
 from tasks.imports import run_import
 from tests.integration.test_import_dictionary import medic_text
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.core.public import PublicMessageField, public_message
 from webapp.training.models import IndexVersion
 from webapp.vocab.models import Dictionary, DictionaryVersion
@@ -72,9 +72,9 @@ def test_a_failed_dictionary_upload_names_its_file_in_the_api_and_on_the_imports
 
 def test_a_message_stored_before_the_rule_is_shown_by_the_file_name(alice_api: APIClient, artifacts: Path) -> None:
     upload = artifacts / "uploads" / ("b" * 32) / "ctd.tsv"
-    job = ImportJob.objects.create(kind="dictionary", path=str(upload), state=ImportJob.State.FAILED,
+    job = ImportJob.objects.create(import_kind="dictionary", path=str(upload), state=ImportJob.State.FAILED,
                                    params={"dictionary_slug": "ctd"})
-    ImportJob.objects.filter(pk=job.pk).update(message=f"{upload}:4: DiseaseID appears twice")  # already stored so
+    ImportJob.objects.filter(pk=job.pk).update(error=f"{upload}:4: DiseaseID appears twice")  # already stored so
     assert ImportJob.objects.get().message == "ctd.tsv:4: DiseaseID appears twice"
     assert alice_api.get(f"/api/imports/{job.pk}/").json()["message"] == "ctd.tsv:4: DiseaseID appears twice"
 

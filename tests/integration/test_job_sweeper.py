@@ -23,11 +23,13 @@ import pytest
 from django.db import connection
 
 from tests.integration.conftest import PROJECT_ROOT, database_url
-from webapp.core.jobs import queue_import
-from webapp.core.models import ImportJob
+from webapp.imports.jobs import queue_import
+from webapp.imports.models import ImportJob
 from webapp.core.queue import broker_task_ids, job_task_id
-from webapp.core.sweep import remove_orphan_uploads, sweep_queued_jobs
+from webapp.jobs.sweep import remove_orphan_uploads, requeue_lost_messages
 from webapp.corpus.models import Collection
+from webapp.jobs.models import Job
+from webapp.training.index_jobs import index_build_lock, new_build_job
 from webapp.training.models import Evaluation, IndexVersion, TrainingRun, WordVectorUpload
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
@@ -51,8 +53,8 @@ def idle_queue(settings) -> Iterator[str]:  # type: ignore[no-untyped-def]
 
 def aged(row, by: timedelta = STALE):  # type: ignore[no-untyped-def]
     """The row as if it had been queued ``by`` ago."""
-    field = "queued_at" if isinstance(row, TrainingRun) else "created_at"
-    type(row).objects.filter(pk=row.pk).update(**{field: getattr(row, field) - by})
+    job = Job.objects.get(pk=row.build_id if isinstance(row, IndexVersion) else row.pk)
+    Job.objects.filter(pk=job.pk).update(created_at=job.created_at - by)
     row.refresh_from_db()
     return row
 
@@ -61,7 +63,7 @@ def lost_import(tmp_path: Path) -> ImportJob:
     """An import job whose message never reached the broker (its row only)."""
     path = tmp_path / "tiny.tsv"
     path.write_text(TINY_MEDIC)
-    return aged(ImportJob.objects.create(kind="dictionary", path=str(path), params={"dictionary_slug": "tiny"}))
+    return aged(ImportJob.objects.create(import_kind="dictionary", path=str(path), params={"dictionary_slug": "tiny"}))
 
 
 @pytest.fixture
@@ -80,7 +82,7 @@ def test_a_job_whose_message_was_lost_is_queued_again_and_a_worker_runs_it(  # t
     settings.TASK_QUEUE_OVERRIDE = celery_worker_process.queue
     job = lost_import(tmp_path)
 
-    assert sweep_queued_jobs() == [f"import job {job.pk} queued again"]
+    assert requeue_lost_messages() == [f"import {job.pk} queued again"]
 
     deadline = time.monotonic() + 60
     while ImportJob.objects.get(pk=job.pk).state in (ImportJob.State.QUEUED, ImportJob.State.RUNNING):
@@ -88,7 +90,7 @@ def test_a_job_whose_message_was_lost_is_queued_again_and_a_worker_runs_it(  # t
         time.sleep(0.2)
     job.refresh_from_db()
     assert job.state == ImportJob.State.SUCCEEDED, job.message
-    assert sweep_queued_jobs() == []
+    assert requeue_lost_messages() == []
 
 
 @pytest.mark.worker
@@ -116,20 +118,20 @@ def test_a_worker_that_starts_queues_again_what_was_lost_before_it(settings, tmp
         with app.connection_for_write() as conn:
             conn.default_channel.queue_delete(queue)
     assert ImportJob.objects.get(pk=job.pk).state == ImportJob.State.SUCCEEDED
-    assert f"import job {job.pk} queued again" in log.read_text()
+    assert f"import {job.pk} queued again" in log.read_text()
 
 
 def test_the_reason_is_recorded_on_the_job_queued_again(idle_queue, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     job = lost_import(tmp_path)
 
-    sweep_queued_jobs()
+    requeue_lost_messages()
 
     job.refresh_from_db()
     assert job.state == ImportJob.State.QUEUED
     assert job.message.startswith("queued again at ")
     assert "no worker had taken it after 10 min and the task queue no longer held its message" in job.message
     assert job_task_id(job) in broker_task_ids()  # waiting now, under the same task id
-    assert sweep_queued_jobs() == []  # found waiting: not queued twice
+    assert requeue_lost_messages() == []  # found waiting: not queued twice
 
 
 def test_a_job_whose_message_waits_its_turn_is_left_alone(idle_queue, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -138,7 +140,7 @@ def test_a_job_whose_message_waits_its_turn_is_left_alone(idle_queue, tmp_path: 
     job = queue_import("dictionary", path, {"dictionary_slug": "tiny"})
     assert job_task_id(job) in broker_task_ids()
 
-    assert sweep_queued_jobs(older_than=timedelta(0)) == []  # (aging the row would change its task id)
+    assert requeue_lost_messages(older_than=timedelta(0)) == []  # (aging the row would change its task id)
     job.refresh_from_db()
     assert (job.state, job.message) == (ImportJob.State.QUEUED, "")
 
@@ -146,9 +148,9 @@ def test_a_job_whose_message_waits_its_turn_is_left_alone(idle_queue, tmp_path: 
 def test_a_job_queued_moments_ago_is_left_alone(idle_queue, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     job = aged(lost_import(tmp_path), -STALE)  # back to now: its publish may still be on its way
 
-    assert sweep_queued_jobs() == []
+    assert requeue_lost_messages() == []
     assert ImportJob.objects.get(pk=job.pk).message == ""
-    assert sweep_queued_jobs(older_than=timedelta(0)) == [f"import job {job.pk} queued again"]  # the threshold is a setting
+    assert requeue_lost_messages(older_than=timedelta(0)) == [f"import {job.pk} queued again"]  # the threshold is a setting
 
 
 # --- every kind ---------------------------------------------------------------------------------------------------
@@ -158,7 +160,7 @@ def test_every_kind_of_queued_job_is_swept(idle_queue, mini, settings, tmp_path:
     settings.ARTIFACT_ROOT = tmp_path / "artifacts"
     collection = Collection.objects.create(slug="gold", title="Gold", dictionary=mini.dictionary, has_gold=True)
     run = aged(TrainingRun.objects.create(dictionary=mini.dictionary))
-    building = aged(IndexVersion.objects.create(dictionary=mini.dictionary, dictionary_version=mini))
+    building = aged(IndexVersion.objects.create(dictionary=mini.dictionary, dictionary_version=mini, build=new_build_job()))
     ready = IndexVersion.objects.create(dictionary=mini.dictionary, dictionary_version=mini, state=IndexVersion.State.READY)
     evaluation = aged(Evaluation.objects.create(index_version=ready, collection=collection))
     stored = tmp_path / "artifacts" / "uploads" / "word-vectors" / uuid.uuid4().hex / "big.vec"
@@ -167,37 +169,35 @@ def test_every_kind_of_queued_job_is_swept(idle_queue, mini, settings, tmp_path:
     upload = aged(WordVectorUpload.objects.create(name="big", file_name="big.vec", path=str(stored)))
     gone = aged(WordVectorUpload.objects.create(name="gone", file_name="gone.vec", path=str(tmp_path / "gone.vec")))
 
-    done = sweep_queued_jobs()
+    done = requeue_lost_messages()
 
     assert sorted(done) == sorted([
-        f"training run {run.pk} queued again", f"index version {building.pk} queued again",
+        f"training run {run.pk} queued again", f"index build {building.build_id} queued again",
         f"evaluation {evaluation.pk} queued again", f"word-vector upload {upload.pk} queued again",
         f"word-vector upload {gone.pk} failed: gone.vec: the uploaded file is gone ({tmp_path / 'gone.vec'}); upload it again",
     ])
     waiting = broker_task_ids()
-    for row in (run, building, evaluation, upload):
+    for row in (run, building.build, evaluation, upload):
         assert job_task_id(row) in waiting, row
         row.refresh_from_db()
-    assert run.state == TrainingRun.State.QUEUED and "queued again at " in run.log_tail and run.error == ""
-    for row in (building, evaluation, upload):
-        assert row.error.startswith("queued again at "), row
+    assert run.state == TrainingRun.State.QUEUED and run.error == ""
+    for row in (run, building.build, evaluation, upload):
+        assert row.note.startswith("queued again at "), row
     assert building.state == IndexVersion.State.BUILDING and ready.state == IndexVersion.State.READY
     gone.refresh_from_db()
     assert gone.state == WordVectorUpload.State.FAILED and "the uploaded file is gone" in gone.error
-    assert sweep_queued_jobs() == []
+    assert requeue_lost_messages() == []
 
 
 def test_an_index_being_built_elsewhere_is_not_queued_again(idle_queue, mini) -> None:  # type: ignore[no-untyped-def]
-    """An index has no queued state: the build lock its builder holds (a worker, build_index in a shell) says it is
-    taken."""
-    from webapp.training.services import index_build_lock
-
-    index = aged(IndexVersion.objects.create(dictionary=mini.dictionary, dictionary_version=mini))
+    """A builder that holds the build's lease (``build_index`` in a shell, say, before it marked the job running)
+    is building it: its job is not queued again."""
+    index = aged(IndexVersion.objects.create(dictionary=mini.dictionary, dictionary_version=mini, build=new_build_job()))
     holding, release = threading.Event(), threading.Event()
 
     def builder() -> None:
         try:
-            with index_build_lock(index.pk):
+            with index_build_lock(index):
                 holding.set()
                 release.wait(30)
         finally:
@@ -207,19 +207,19 @@ def test_an_index_being_built_elsewhere_is_not_queued_again(idle_queue, mini) ->
     thread.start()
     try:
         assert holding.wait(30)
-        assert sweep_queued_jobs() == []
+        assert requeue_lost_messages() == []
     finally:
         release.set()
         thread.join(30)
-    assert sweep_queued_jobs() == [f"index version {index.pk} queued again"]
+    assert requeue_lost_messages() == [f"index build {index.build_id} queued again"]
 
 
 def test_the_sweep_runs_every_minute_on_the_interactive_queue() -> None:
     from webapp.celery import app
 
-    entry = app.conf.beat_schedule["sweep-queued-jobs"]
-    assert (entry["task"], entry["schedule"], entry["options"]["queue"]) == ("tasks.jobs.sweep_queued_jobs", 60.0, "interactive")
-    assert app.amqp.router.route({}, "tasks.jobs.sweep_queued_jobs")["queue"].name == "interactive"
+    entry = app.conf.beat_schedule["sweep-jobs"]
+    assert (entry["task"], entry["schedule"], entry["options"]["queue"]) == ("tasks.jobs.sweep_jobs", 60.0, "interactive")
+    assert app.amqp.router.route({}, "tasks.jobs.sweep_jobs")["queue"].name == "interactive"
     assert "tasks.jobs" in app.conf.include
 
 
@@ -241,9 +241,9 @@ def test_stale_upload_folders_that_no_unfinished_job_names_are_removed(settings,
     orphan, orphan_vectors = folder(hours_old=2), folder("word-vectors", hours_old=2)
     fresh = folder(hours_old=0)  # a request may still be storing it
     queued = folder(hours_old=2)
-    ImportJob.objects.create(kind="dictionary", path=str(queued / "file.tsv"), params={})
+    ImportJob.objects.create(import_kind="dictionary", path=str(queued / "file.tsv"), params={})
     ended = folder(hours_old=2)
-    ImportJob.objects.create(kind="dictionary", path=str(ended / "file.tsv"), params={}, state=ImportJob.State.SUCCEEDED)
+    ImportJob.objects.create(import_kind="dictionary", path=str(ended / "file.tsv"), params={}, state=ImportJob.State.SUCCEEDED)
 
     removed = remove_orphan_uploads()
 

@@ -179,7 +179,7 @@ def test_the_management_command_imports_a_release_beside_the_old_one(tmp_path: P
 def test_the_api_queues_a_release_with_its_label(tmp_path: Path, alice) -> None:  # type: ignore[no-untyped-def]
     from rest_framework.test import APIClient
 
-    from webapp.core.models import ImportJob
+    from webapp.imports.models import ImportJob
 
     _, new_file = write_releases(tmp_path)
     client = APIClient()

@@ -125,6 +125,8 @@ def _workspace_document(w: World) -> Document:
 ROUTES: dict[str, Route] = {
     "": _r(lambda w: "/"),
     "healthz": _r(lambda w: "/healthz", public=True),
+    "jobs/": _r(lambda w: "/jobs/"),
+    "jobs/<int:pk>/cancel/": _r(lambda w: f"/jobs/{MISSING}/cancel/"),
     "imports/": _r(lambda w: "/imports/"),
     "imports/dictionary/": _r(lambda w: "/imports/dictionary/"),
     "imports/documents/": _r(lambda w: "/imports/documents/"),
@@ -241,6 +243,9 @@ ROUTES: dict[str, Route] = {
     "api/^mentions/(?P<pk>[^/.]+)/decision/$": _r(lambda w: f"/api/mentions/{w.mention.pk}/decision/", private=True),
     "api/^links/$": _r(lambda w: "/api/links/"),
     "api/^links/(?P<pk>[^/.]+)/$": _r(lambda w: f"/api/links/{w.link.pk}/", private=True),
+    "api/^jobs/$": _r(lambda w: "/api/jobs/"),
+    "api/^jobs/(?P<pk>[^/.]+)/$": _r(lambda w: f"/api/jobs/{MISSING}/"),
+    "api/^jobs/(?P<pk>[^/.]+)/cancel/$": _r(lambda w: f"/api/jobs/{MISSING}/cancel/"),
     "api/^imports/$": _r(lambda w: "/api/imports/"),
     "api/^imports/(?P<pk>[^/.]+)/$": _r(lambda w: f"/api/imports/{MISSING}/"),
     "api/^training-runs/$": _r(lambda w: "/api/training-runs/"),

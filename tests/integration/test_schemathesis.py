@@ -25,7 +25,7 @@ from schemathesis import GenerationMode
 
 from linker.data import ConceptRecord, Synonym
 from linker.linker import Linker
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.linking.registry import forget_all
 from webapp.training.models import IndexVersion
@@ -95,7 +95,7 @@ def _success_calls(world_token: str) -> list[tuple[str, str, dict[str, Any] | No
     document = Document.objects.get(external_id="1")
     mention = document.mentions.get()
     link = mention.links.first()
-    job = ImportJob.objects.create(kind="dictionary", path="/x", params={})
+    job = ImportJob.objects.create(import_kind="dictionary", path="/x", params={})
     assert link is not None
     return [
         ("GET", "/api/dictionaries/", None),

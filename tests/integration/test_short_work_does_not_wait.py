@@ -14,9 +14,9 @@ import pytest
 
 from tests.integration.conftest import database_url
 from webapp.celery import app
-from webapp.core.jobs import RUN_IMPORT
-from webapp.core.lease import leased
-from webapp.core.models import ImportJob
+from webapp.imports.jobs import RUN_IMPORT
+from webapp.jobs.lease import leased
+from webapp.imports.models import ImportJob
 from webapp.core.queue import job_task_id, send_now
 from webapp.corpus.detection import NO_INDEX_PREFIX
 from webapp.corpus.models import Document
@@ -41,7 +41,7 @@ def test_a_pasted_text_is_imported_and_detected_while_the_long_work_worker_is_bu
 ) -> None:
     from django.db import connection
 
-    from webapp.core.imports import queue_text
+    from webapp.imports.queueing import queue_text
 
     settings.TASK_QUEUE_OVERRIDE = ""  # the real routes
     for name, value in {"DATABASE_URL": database_url(connection.settings_dict), "DB_CONN_MAX_AGE": "0",
@@ -59,11 +59,11 @@ def test_a_pasted_text_is_imported_and_detected_while_the_long_work_worker_is_bu
         app.control.purge()  # nothing of an earlier run left in the queues
 
         # A long job holds the long-work worker: an import whose row this test keeps locked.
-        long = ImportJob.objects.create(kind="documents", path=str(tmp_path / "big.txt"), params={"format": "pubtator"})
+        long = ImportJob.objects.create(import_kind="documents", path=str(tmp_path / "big.txt"), params={"format": "pubtator"})
         with psycopg.connect(database_url(connection.settings_dict)) as holder:
-            holder.execute("SELECT id FROM core_importjob WHERE id = %s FOR UPDATE", [long.pk])
+            holder.execute("SELECT id FROM jobs_job WHERE id = %s FOR UPDATE", [long.pk])
             send_now(RUN_IMPORT, long.pk, task_id=job_task_id(long))
-            _until("the long import taken by the worker", lambda: leased("import", [long.pk]) == {long.pk}, log)
+            _until("the long import taken by the worker", lambda: leased([long.pk]) == {long.pk}, log)
 
             tiny = Dictionary.objects.create(slug="tiny", title="Tiny")  # a release, and no index yet
             DictionaryVersion.objects.create(dictionary=tiny, release="1", source_format="medic", checksum="c" * 64)

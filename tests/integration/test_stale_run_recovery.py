@@ -1,6 +1,6 @@
 """A training run whose worker died is failed, with the reason, within 30 s of its last heartbeat or of a new
 worker starting: the sweep is keyed on the heartbeat's age (STALE_AFTER, 20 s) and runs every 5 s in each
-worker (webapp.training.sweeper), so a run killed just before its worker restarts is not missed."""
+worker (webapp.jobs.sweeper), so a run killed just before its worker restarts is not missed."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ import pytest
 from django.db import OperationalError, connection
 from django.utils import timezone
 
-from tests.integration.test_training_runs import TINY, _collection, _dictionary, _start_worker, _stop
+from tests.integration.test_training_runs import TINY, _collection, _dictionary, _start_worker, _stop, recover_stale_runs
+from webapp.jobs.sweep import STALE_AFTER
 from webapp.corpus.models import Collection
-from webapp.training.models import STALE_AFTER, TrainingRun
+from webapp.training.models import TrainingRun
 from webapp.training.progress import HEARTBEAT_EVERY_S, Heartbeat
-from webapp.training.runs import recover_stale_runs, start_run
-from webapp.training.sweeper import SWEEP_EVERY_S, StaleRunSweeper
+from webapp.training.runs import start_run
+from webapp.jobs.sweeper import SWEEP_EVERY_S, JobSweeper
 from webapp.vocab.models import Dictionary
 
 PROMISE_S = 30.0  # a dead worker's run is failed within this
@@ -79,7 +80,7 @@ def test_the_sweeper_fails_at_once_what_is_stale_and_later_what_becomes_stale() 
     long_dead = _running(heartbeat_ago=600)  # died while no worker ran
     just_died = _running(heartbeat_ago=STALE_AFTER.total_seconds() - 1.5)  # died just before the worker started
     beating = _running(heartbeat_ago=0)
-    sweeper = StaleRunSweeper(every=0.2)
+    sweeper = JobSweeper(every=0.2)
     started = time.monotonic()
     sweeper.start()
     try:
@@ -119,7 +120,7 @@ def test_after_a_database_outage_the_sweeper_waits_for_the_heartbeats_to_resume(
         if not database_up[0]:
             raise OperationalError("connection refused")
 
-    sweeper = StaleRunSweeper(every=5, stale_after=timedelta(seconds=20), recover=recover, ping=ping, clock=lambda: clock[0])
+    sweeper = JobSweeper(every=5, stale_after=timedelta(seconds=20), recover=recover, ping=ping, clock=lambda: clock[0])
     sweeper.tick()  # the outage: noticed by a sweep
     assert calls == ["sweep"] and sweeper.quiet_until == 25
     for now in (5, 10):

@@ -87,7 +87,7 @@ def _run(dictionary: Dictionary, collections: list[Collection], eval_collection:
     run = TrainingRun.objects.create(dictionary=dictionary, method=TrainingRun.Method.TAGGER, eval_collection=eval_collection,
                                      params={"method": "tagger", "mention_types": types or []})
     run.collections.set(collections)
-    run.snapshot_at = run.queued_at
+    run.snapshot_at = run.created_at
     run.save(update_fields=["snapshot_at"])
     return run
 

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from webapp.core.imports import document_format
+from webapp.imports.queueing import document_format
 from webapp.corpus.formats import FormatError
 from webapp.corpus.formats.services import import_documents
 from webapp.corpus.formats.text import clean_text, read_text

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from tests.integration.test_training_runs import TINY, _collection, _dictionary
+from tests.integration.test_training_runs import TINY, _collection, _dictionary, recover_stale_runs
 from webapp.corpus.models import Collection
 from webapp.training.models import TrainingRun
 from webapp.training.runs import start_run
@@ -63,13 +63,14 @@ def test_cancel_stops_a_queued_run_at_once_and_asks_a_running_one() -> None:
     assert not running.cancel() and running.state == "cancelled"
 
 
-def test_stale_finds_running_runs_without_a_recent_heartbeat() -> None:
+def test_the_sweep_fails_running_runs_without_a_recent_heartbeat() -> None:
     quiet = _running(_run(), heartbeat_ago=timedelta(minutes=10))
     beating = _running(_run())
-    _run()  # queued: no worker yet, not stale
-    assert list(TrainingRun.objects.stale()) == [quiet]
-    assert set(TrainingRun.objects.stale(timedelta(0))) == {quiet, beating}
+    queued = _run()  # queued: no worker yet, not stale
     assert quiet.lost_reason().startswith("worker lost (killed or crashed) at biosyn step 3/9, epoch 0/0, on gpu-1")
+    assert recover_stale_runs() == [quiet.pk]
+    assert recover_stale_runs(timedelta(0)) == [beating.pk]
+    assert TrainingRun.objects.get(pk=queued.pk).state == "queued"
 
 
 def test_the_run_pages_never_sweep(alice_client) -> None:  # type: ignore[no-untyped-def]
@@ -82,15 +83,15 @@ def test_the_run_pages_never_sweep(alice_client) -> None:  # type: ignore[no-unt
 
 
 def test_the_workers_sweep_every_minute_on_the_interactive_queue() -> None:
-    from tasks.training import sweep_stale_runs
+    from tasks.jobs import sweep_jobs
     from webapp.celery import SWEEP_EVERY_S, app
 
-    [entry] = [e for e in app.conf.beat_schedule.values() if e["task"] == "tasks.training.sweep_stale_runs"]
+    [entry] = [e for e in app.conf.beat_schedule.values() if e["task"] == "tasks.jobs.sweep_jobs"]
     assert entry["schedule"] == SWEEP_EVERY_S == 60.0
     # The queue of short work, whose worker no training run holds up.
-    assert app.amqp.router.route({}, "tasks.training.sweep_stale_runs")["queue"].name == "interactive"
+    assert app.amqp.router.route({}, "tasks.jobs.sweep_jobs")["queue"].name == "interactive"
     assert app.amqp.router.route({}, "tasks.training.train_task")["queue"].name == "gpu"
 
     stale = _running(_run(), heartbeat_ago=timedelta(minutes=10))
-    assert sweep_stale_runs.run() == [stale.pk]
+    assert sweep_jobs.run()[0].startswith(f"training run {stale.pk} failed: worker lost")
     assert TrainingRun.objects.get(pk=stale.pk).state == "failed"

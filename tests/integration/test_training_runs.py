@@ -18,14 +18,20 @@ from django.utils import timezone
 
 from tests.integration.conftest import PROJECT_ROOT, Worker, database_url
 from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.jobs.sweep import STALE_AFTER, fail_lost_jobs
 from webapp.curation.models import Decision, HardNegative
 from webapp.training.dataset import build_snapshot
 from webapp.training.errors import RunError
 from webapp.training.evaluation import start_evaluation
 from webapp.training.models import EncoderModel, Evaluation, IndexVersion, TrainingExample, TrainingRun
 from webapp.training.params import clean_params, default_params, resolved_params
-from webapp.training.runs import cancel_run, recover_stale_runs, start_run
+from webapp.training.runs import cancel_run, start_run
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
+
+
+def recover_stale_runs(stale_after: timedelta = STALE_AFTER) -> list[int]:
+    """The ids of the jobs the one job sweep failed as lost (its lines: "training run 7 failed: ...")."""
+    return [int(line.split(" failed:")[0].rsplit(" ", 1)[1]) for line in fail_lost_jobs(stale_after)]
 
 CONCEPTS = {
     "MESH:D001249": ["Asthma", "Bronchial asthma"],
@@ -165,7 +171,7 @@ def test_the_snapshot_holds_gold_pairs_and_decisions_up_to_the_request_only(bob)
                                 concept=Concept.objects.get(concept_id="MESH:D009203"))
     run = start_run(dictionary, [collection], TINY)
     after = _decide(bob, collection, "heart trouble", "MESH:D009203")
-    assert run.state == TrainingRun.State.QUEUED and run.snapshot_at == run.queued_at
+    assert run.state == TrainingRun.State.QUEUED and run.snapshot_at == run.created_at
 
     examples = build_snapshot(run)
     pairs = {(e.text, e.concept_id, e.source, e.negative) for e in examples}

@@ -18,9 +18,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import OperationalError
 from rest_framework.test import APIClient
 
-from webapp.core.jobs import import_ended
-from webapp.core.lease import JobLease
-from webapp.core.models import ImportJob
+from webapp.imports.jobs import import_ended
+from webapp.jobs.lease import JobLease
+from webapp.imports.models import ImportJob
 from webapp.core.uploads import new_upload_folder, upload_folder
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -108,10 +108,10 @@ def test_a_try_that_will_be_retried_keeps_the_file_and_the_last_failure_removes_
     from tasks.jobs import _import_ended
 
     path = stored()
-    job = ImportJob.objects.create(kind="dictionary", path=str(path), params={}, state=ImportJob.State.RUNNING)
+    job = ImportJob.objects.create(import_kind="dictionary", path=str(path), params={}, state=ImportJob.State.RUNNING)
     outage = OperationalError("the database system is shutting down")
 
-    with JobLease("import", job.pk):  # the try's worker runs it (a test worker's sweep fails a job without a lease)
+    with JobLease(job.pk):  # the try's worker runs it (a test worker's sweep fails a job without a lease)
         _import_ended(task=run_import, args=(job.pk,), retval=outage, state=states.RETRY)
         assert path.exists()
         _import_ended(task=run_import, args=(job.pk,), retval=outage, state=states.FAILURE)  # retries exhausted
@@ -124,8 +124,8 @@ def test_a_try_that_will_be_retried_keeps_the_file_and_the_last_failure_removes_
 
 def test_a_file_another_unfinished_import_names_is_kept(made_uploads) -> None:  # type: ignore[no-untyped-def]
     path = stored()
-    done = ImportJob.objects.create(kind="dictionary", path=str(path), params={}, state=ImportJob.State.SUCCEEDED)
-    again = ImportJob.objects.create(kind="dictionary", path=str(path), params={})
+    done = ImportJob.objects.create(import_kind="dictionary", path=str(path), params={}, state=ImportJob.State.SUCCEEDED)
+    again = ImportJob.objects.create(import_kind="dictionary", path=str(path), params={})
 
     assert import_ended(done.pk) is False and path.exists()
     assert import_ended(again.pk) is False  # not ended yet

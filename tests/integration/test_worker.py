@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -34,7 +34,7 @@ def test_worker_runs_an_import_and_writes_to_the_database(celery_worker_process,
 
     path = tmp_path / "tiny.tsv"
     path.write_text(TINY_MEDIC)
-    job = ImportJob.objects.create(kind="dictionary", path=str(path), params={"dictionary_slug": "tiny"})
+    job = ImportJob.objects.create(import_kind="dictionary", path=str(path), params={"dictionary_slug": "tiny"})
     run_import.apply_async((job.pk,), queue=celery_worker_process.queue)
 
     job = _wait(job.pk)
@@ -52,7 +52,7 @@ def test_worker_reports_a_malformed_file_with_its_line(celery_worker_process, tm
 
     path = tmp_path / "broken.tsv"
     path.write_text(TINY_MEDIC + "Truncated\tMESH:D0\n")
-    job = ImportJob.objects.create(kind="dictionary", path=str(path), params={"dictionary_slug": "broken", "fmt": "medic"})
+    job = ImportJob.objects.create(import_kind="dictionary", path=str(path), params={"dictionary_slug": "broken", "fmt": "medic"})
     run_import.apply_async((job.pk,), queue=celery_worker_process.queue)
 
     job = _wait(job.pk)

@@ -9,7 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.utils import html
 
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.core.public import public_message
 from webapp.core.uploads import upload_folder
 from webapp.corpus.formats import FORMATS
@@ -145,6 +145,8 @@ class CollectionSerializer(serializers.ModelSerializer):
 
 
 class ImportJobSerializer(serializers.ModelSerializer):
+    kind = serializers.ChoiceField(source="import_kind", choices=ImportJob.Kind.choices, read_only=True,
+                                   help_text="What the file holds: a dictionary or documents.")
     path = serializers.SerializerMethodField(help_text="The file: a server file by the path given, an upload by its name.")
     message = serializers.SerializerMethodField(help_text="Why the import failed, naming the file, its line and field.")
     warnings = serializers.SerializerMethodField(

@@ -43,6 +43,9 @@ class TrainingRunSerializer(serializers.ModelSerializer):
         help_text="tagger: the id of the mention detector version it made (GET /api/detectors/<id>/)."
     )
 
+    # The job's created_at, under the name the API has always given it.
+    queued_at = serializers.DateTimeField(source="created_at", read_only=True)
+
     class Meta:
         model = TrainingRun
         fields = [

@@ -8,7 +8,7 @@ the broker stays unreachable, ``on_failure`` records it on the row (failed, with
 :class:`QueueUnavailable` goes on up to the request, which answers 503 (``webapp.api.exceptions``, the pages).
 
 Each job's task has an id derived from its row (:func:`job_task_id`), the same every time the row is queued, so
-the sweep of queued jobs (``webapp.core.sweep``) can tell a message waiting in the broker
+the job sweep (``webapp.jobs.sweep``) can tell a message waiting in the broker
 (:func:`broker_task_ids`) from one that was lost.
 """
 
@@ -52,7 +52,7 @@ def job_task_id(row: models.Model) -> str:
     """The task id of a job row: the same each time the row is queued, so a message in the broker is known to be
     this job's. The row's creation time (to the microsecond) is part of it, so that another database sharing the
     Redis (a test database beside the developer's, a database recreated) never has a job of the same id."""
-    created = getattr(row, "created_at", None) or getattr(row, "queued_at", None)
+    created = getattr(row, "created_at", None)
     key = f"{row._meta.label_lower}|{row.pk}|{created.isoformat() if created else ''}"
     return str(uuid.uuid5(JOB_TASK_NAMESPACE, key))
 

@@ -6,6 +6,10 @@ posted to the API or pasted on the Imports page) is written ``queued`` by the on
 :func:`queue_detection` sends its id, in batches, to the worker task ``tasks.detection.detect_mentions``, which
 runs the collection's detectors and writes their mentions (:mod:`webapp.curation.services.detection`).
 
+Each batch is a job (webapp.jobs, kind ``detection``); an import's many batches are the chunks of one parent job,
+so the Jobs page shows "detection of 12,000 documents: 31 of 240 chunks done". A batch whose worker died is failed by
+the job sweep, and its documents with it (:func:`fail_lost_batch`: "Detect again" queues them anew).
+
 The broker being down does not undo an import that committed: the documents it could not queue are failed with
 the reason, and stay curatable by hand (an admin's "Detect again" queues them once the broker is back).
 """
@@ -17,16 +21,22 @@ from collections.abc import Iterable, Sequence
 
 from django.db import transaction
 from django.db.models import Q
+from django.urls import reverse
 
 from webapp.celery import INTERACTIVE_QUEUE
-from webapp.core.queue import QueueUnavailable, send_now
+from webapp.core.queue import QueueUnavailable, job_task_id, send_now
 from webapp.corpus.models import Collection, Document
+from webapp.jobs import lifecycle
+from webapp.jobs.kinds import WORKER_LOST, JobKind, register
+from webapp.jobs.models import Job
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DETECT_TASK", "BATCH_DOCUMENTS", "NO_INDEX", "queue_detection", "requeue_after_activation", "wants_detection"]
+__all__ = ["DETECT_TASK", "BATCH_DOCUMENTS", "NO_INDEX", "queue_detection", "requeue_after_activation", "wants_detection",
+           "register_kind"]
 
 DETECT_TASK = "tasks.detection.detect_mentions"
+DETECTION = "detection"  # the job kind
 BATCH_DOCUMENTS = 50  # documents per task: a re-delivered task redoes little, a long import still makes few messages
 # The reason a document fails when its dictionary has no index to match against; an activation queues such
 # documents again (:func:`requeue_after_activation`) by this prefix.
@@ -52,16 +62,30 @@ def queue_detection(document_ids: Iterable[int]) -> None:
     queue = INTERACTIVE_QUEUE if len(batches) == 1 else None
 
     def publish() -> None:
-        for at, batch in enumerate(batches):
+        jobs = _batch_jobs(batches)
+        for at, (job, batch) in enumerate(zip(jobs, batches, strict=True)):
             try:
-                send_now(DETECT_TASK, batch, queue=queue)
+                send_now(DETECT_TASK, batch, job.pk, queue=queue, task_id=job_task_id(job))
             except QueueUnavailable as exc:
                 # One failure is enough to know: the rest would wait as long for the same answer.
                 unsent = [pk for b in batches[at:] for pk in b]
                 _fail_unsent(unsent, exc)
+                for left in jobs[at:]:
+                    lifecycle.fail(left.pk, f"not queued for mention detection: {exc}")
                 return
 
     transaction.on_commit(publish)
+
+
+def _batch_jobs(batches: list[list[int]]) -> list[Job]:
+    """One job per batch; several are the chunks of one parent job (its progress counts documents)."""
+    collection = Document.objects.filter(pk=batches[0][0]).values_list("collection__slug", flat=True).first() or ""
+    parent = None
+    if len(batches) > 1:
+        parent = Job.objects.create(kind=DETECTION, progress_total=sum(map(len, batches)),
+                                    arguments={"collection": collection, "chunks": len(batches)})
+    return [Job.objects.create(kind=DETECTION, parent=parent, progress_total=len(batch),
+                               arguments={"collection": collection, "documents": batch}) for batch in batches]
 
 
 def _fail_unsent(ids: Sequence[int], exc: QueueUnavailable) -> None:
@@ -89,3 +113,36 @@ def requeue_after_activation(dictionary_id: int) -> list[int]:
         detection_error__startswith=NO_INDEX_PREFIX,
     ) & ~Q(collection__detection=Collection.Detection.OFF)
     return mark_queued(failed)
+
+
+# --- the detection kind of job ------------------------------------------------------------------------------------
+
+
+def fail_lost_batch(job: Job, reason: str) -> bool:
+    """A batch whose worker died: the job fails, and so do its documents not yet detected (the reason says how to
+    detect them again)."""
+    ids = job.arguments.get("documents") or []
+    Document.objects.filter(pk__in=ids, detection_state__in=(State.QUEUED, State.RUNNING)).update(
+        detection_state=State.FAILED, detection_error=f"{reason}; use Detect again")
+    return lifecycle.fail(job.pk, reason)
+
+
+def _subject(job: Job) -> str:
+    collection = job.arguments.get("collection", "")
+    if "documents" in job.arguments:
+        count = len(job.arguments["documents"])
+        return f"{count} document{'s' if count != 1 else ''} of {collection}"
+    return f"{job.progress_total or 0:,} documents of {collection} in {job.arguments.get('chunks', 0)} chunks"
+
+
+def _url(job: Job) -> str:
+    collection = job.arguments.get("collection", "")
+    return reverse("corpus:detail", args=[collection]) if collection else ""
+
+
+def register_kind() -> None:
+    register(JobKind(
+        name=DETECTION, label="Mention detection", model=lambda: Job, task=DETECT_TASK,
+        args=lambda job: (job.arguments.get("documents") or [], job.pk), subject=_subject, url=_url,
+        lost_reason=lambda job: f"{WORKER_LOST} while detecting mentions", fail=fail_lost_batch,
+    ))

@@ -66,13 +66,13 @@ class TrainingExampleInline(admin.TabularInline):
 
 @admin.register(TrainingRun)
 class TrainingRunAdmin(admin.ModelAdmin):
-    list_display = ["id", "dictionary", "method", "state", "phase", "epoch", "step", "total_steps", "device", "worker", "queued_at", "finished_at"]
+    list_display = ["id", "dictionary", "method", "state", "phase", "epoch", "step", "total_steps", "device", "worker", "created_at", "finished_at"]
     list_filter = ["state", "method", "dictionary"]
     raw_id_fields = ["encoder", "index_version", "created_by", "eval_collection"]
     # State changes go through webapp.training.runs (start, cancel, the worker); the admin shows them.
     readonly_fields = [
         "state", "phase", "epoch", "epochs", "step", "total_steps", "fraction", "loss_history", "metrics", "log_tail",
-        "device", "worker", "task_id", "error", "snapshot_at", "queued_at", "started_at", "finished_at", "heartbeat_at",
+        "device", "worker", "task_id", "error", "snapshot_at", "created_at", "started_at", "finished_at", "heartbeat_at",
     ]
     inlines = [TrainingExampleInline]
 

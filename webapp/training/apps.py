@@ -9,16 +9,12 @@ class TrainingConfig(AppConfig):
     verbose_name = "Encoders and index versions"
 
     def ready(self) -> None:
-        # Every Celery worker sweeps stale training runs in a thread of its own (webapp.training.sweeper).
-        from celery.signals import worker_ready, worker_shutdown
-
         from webapp.curation.signals import decision_committed
+        from webapp.training.job_kinds import register_kinds
         from webapp.training.releases import carry_over_on_promotion
         from webapp.training.signals import index_promoted
-        from webapp.training.sweeper import start_in_worker, stop_in_worker
 
-        worker_ready.connect(start_in_worker, dispatch_uid="training-stale-run-sweeper-start")
-        worker_shutdown.connect(stop_in_worker, dispatch_uid="training-stale-run-sweeper-stop")
+        register_kinds()  # training runs, evaluations and word-vector uploads are jobs (webapp.jobs)
         index_promoted.connect(carry_over_on_promotion, dispatch_uid="training-carry-over-on-promotion")
         # Curation sits below training and announces its decisions; the retrain policy listens (webapp.curation.signals).
         decision_committed.connect(retrain_after_decision, dispatch_uid="training-retrain-after-decision")

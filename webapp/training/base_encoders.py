@@ -95,7 +95,7 @@ def base_encoder_rows(limit: int = 50) -> list[BaseEncoderRow]:
     # A run records the folder it started from (its encoder does not exist until it succeeds).
     by_folder: dict[str, list[tuple[TrainingRun, float | None, float | None]]] = {}
     for run in (TrainingRun.objects.filter(base_model__in=[e.artifact_path for e in encoders])
-                .select_related("eval_collection").order_by("-queued_at", "-pk")):
+                .select_related("eval_collection").order_by("-created_at", "-pk")):
         metrics = run.metrics or {}
         by_folder.setdefault(run.base_model, []).append((run, metrics.get("acc@1"), metrics.get("acc@5")))
     return [

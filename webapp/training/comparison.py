@@ -144,7 +144,7 @@ def comparison_matrix(dictionary: Dictionary, user: Any) -> Matrix:
     indexes = compared_indexes(dictionary)
     active = indexes[0] if indexes and indexes[0].state == IndexVersion.State.ACTIVE else None
     collections = gold_collections(dictionary, user)
-    runs = {r.index_version_id: r for r in TrainingRun.objects.filter(index_version__in=indexes).order_by("queued_at")}
+    runs = {r.index_version_id: r for r in TrainingRun.objects.filter(index_version__in=indexes).order_by("created_at")}
     rows = []
     for index in indexes:
         trained = trained_collections(index.encoder)

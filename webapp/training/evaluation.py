@@ -14,6 +14,8 @@ from django.utils import timezone
 
 from webapp.core.queue import QueueUnavailable, enqueue, job_task_id
 from webapp.corpus.models import Collection, Document, Mention
+from webapp.jobs import lifecycle
+from webapp.jobs.lease import JobLease
 from webapp.linking.devices import batch_device, serving_device
 from webapp.training.dataset import gold_parts, plain_documents
 from webapp.training.errors import RunError
@@ -152,18 +154,14 @@ def start_evaluation(index: IndexVersion, collection: Collection, user: Any = No
 
 
 def _unqueued(evaluation_id: int, exc: QueueUnavailable) -> None:
-    Evaluation.objects.filter(pk=evaluation_id, state=Evaluation.State.QUEUED).update(
-        state=Evaluation.State.FAILED, error=str(exc), finished_at=timezone.now()
-    )
+    lifecycle.fail(evaluation_id, str(exc))
 
 
 def run_evaluation(evaluation_id: int) -> str:
     """The task body: idempotent (an ended evaluation is not run again); failures are recorded with the reason.
-    Run under the evaluation's lease (webapp.core.lease): a worker that dies leaves it to the sweep of abandoned
-    jobs, which fails it, instead of "running" for ever."""
-    from webapp.core.lease import JobLease
-
-    with JobLease("evaluation", evaluation_id) as lease:
+    Run under the evaluation's lease (webapp.jobs.lease): a worker that dies leaves it to the job sweep, which fails
+    it, instead of "running" for ever."""
+    with JobLease(evaluation_id) as lease:
         if not lease.held:
             logger.warning("evaluation %s: another worker runs it (or the sweep is failing it); left to it", evaluation_id)
             return "taken"
@@ -171,28 +169,21 @@ def run_evaluation(evaluation_id: int) -> str:
 
 
 def _run_leased(evaluation_id: int) -> str:
-    with transaction.atomic():
-        evaluation = Evaluation.objects.select_for_update().select_related("index_version").get(pk=evaluation_id)
-        if evaluation.state in (Evaluation.State.SUCCEEDED, Evaluation.State.FAILED):
-            return evaluation.state  # a re-delivery after a lost worker finds it running and runs it again
-        evaluation.state = Evaluation.State.RUNNING
-        evaluation.error = ""  # a note of the sweep that queued it again (webapp.core.sweep)
-        evaluation.save(update_fields=["state", "error"])
+    if not lifecycle.take(evaluation_id):  # ended; a re-delivery after a lost worker finds it running: runs again
+        return Evaluation.objects.get(pk=evaluation_id).state
+    evaluation = Evaluation.objects.select_related("index_version").get(pk=evaluation_id)
     try:
         result = evaluate_linker_outcomes(_evaluation_linker(evaluation.index_version), evaluation.collection_id)
     except Exception as exc:
         logger.exception("evaluation %s failed", evaluation_id)
-        Evaluation.objects.filter(pk=evaluation_id).update(
-            state=Evaluation.State.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
-        )
+        lifecycle.fail(evaluation_id, f"{type(exc).__name__}: {exc}")
         return Evaluation.State.FAILED
     with transaction.atomic():
         # A re-delivered task runs it again from the start: its earlier outcomes (if any were written) go first.
         MentionOutcome.objects.filter(evaluation_id=evaluation_id).delete()
         MentionOutcome.objects.bulk_create([r.row(evaluation_id) for r in result.outcomes], batch_size=2000)
-        Evaluation.objects.filter(pk=evaluation_id).update(
-            state=Evaluation.State.SUCCEEDED, metrics=result.metrics, finished_at=timezone.now()
-        )
+        Evaluation.objects.filter(pk=evaluation_id).update(metrics=result.metrics)
+        lifecycle.succeed(evaluation_id)
     return Evaluation.State.SUCCEEDED
 
 

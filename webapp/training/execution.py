@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import transaction
 
 from linker import recipe
+from webapp.jobs.sweep import fail_lost_jobs
 from webapp.training.base_encoders import started_from
 from webapp.training.calibration import calibrate_run
 from webapp.training.dataset import build_snapshot, dictionary_table, training_inputs
@@ -42,7 +43,6 @@ from webapp.training.models import (
 )
 from webapp.training.params import recipe_config
 from webapp.training.progress import Heartbeat, Reporter
-from webapp.training.runs import recover_stale_runs
 from webapp.training.tagger_inputs import provenance_line, tagger_inputs
 from webapp.training.word_vector_inputs import encoder_inputs, fasttext_inputs
 from webapp.training.word_vectors import record_trained
@@ -52,7 +52,7 @@ logger = logging.getLogger(__name__)
 
 def run_training(run_id: int, task_id: str = "") -> str:
     """Run a queued run to its end; a re-delivered or duplicate task finds it started and does nothing."""
-    recover_stale_runs()
+    fail_lost_jobs()  # what a killed predecessor on this worker left running, before this one takes a run up
     run = TrainingRun.objects.get(pk=run_id)
     if not run.start(worker=socket.gethostname(), device=_device(run.params.get("device", "")), task_id=task_id):
         return run.state

@@ -1,6 +1,6 @@
 """A running index build's live record: the linker's progress reports -> the IndexVersion row, and the cancel flag.
 
-Written the way imports write theirs (webapp.core.progress): through a database connection of its own, so that a
+Written the way every job writes its own (webapp.jobs.progress): through a database connection of its own, so that a
 build run inside a transaction still shows its progress, at most once per ``every`` seconds within a phase (a new
 phase is written at once). The same reports read ``cancel_requested`` (on the builder's own connection, which sees
 its own rows), and :class:`IndexBuildCancelled` unwinds the build from the next report after an admin asked.
@@ -118,6 +118,12 @@ class IndexProgressRecorder:
                     "WHERE id = %s AND state = %s",
                     [self.phase, self.done, self.total, first, self.phase, first, self.index_id,
                      IndexVersion.State.BUILDING.value],
+                )
+                # The build's job shows the same (the jobs page, /api/jobs/).
+                cursor.execute(
+                    "UPDATE jobs_job SET progress = %s, progress_total = %s, progress_note = %s WHERE id = "
+                    f"(SELECT build_id FROM {self._connection.ops.quote_name(table)} WHERE id = %s) AND state = 'running'",
+                    [self.done, self.total, self.where()[:200], self.index_id],
                 )
         except DatabaseError as exc:
             # Progress is a courtesy: a build must not fail because its report could not be written.

@@ -22,7 +22,7 @@ from webapp.training.errors import RunError
 from webapp.training.models import IndexVersion, TrainingRun
 from webapp.vocab.models import Dictionary
 
-# Advisory lock namespaces (two-key locks; webapp.core.lease uses others).
+# Advisory lock namespaces (two-key locks; webapp.jobs.lease uses another).
 _USER_RUNS, _USER_BUILDS, _DICTIONARY_BUILDS = 0x4A435255, 0x4A434255, 0x4A434244  # "JCRU", "JCBU", "JCBD"
 
 

@@ -8,17 +8,17 @@ database; activation is one atomic switch (webapp.training.services.activate_ind
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import models, transaction
 from django.db.models import Q
-from django.db.models.functions import Now
 from django.utils import timezone
 
 from webapp.core.public import PublicMessageField
+from webapp.jobs import lifecycle
+from webapp.jobs.models import Job
 from webapp.training.methods import RegisteredMethods
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
@@ -123,7 +123,12 @@ class WordVectorModel(models.Model):
         return f"trained by run #{self.run_id}" if self.run_id else "trained by a run (deleted)"
 
 
-class WordVectorUpload(models.Model):
+def _job_link() -> models.OneToOneField:
+    """A kind's link to its job (multi-table inheritance): its ``id`` column is its job's id."""
+    return models.OneToOneField(Job, on_delete=models.CASCADE, parent_link=True, primary_key=True, db_column="id")
+
+
+class WordVectorUpload(Job):
     """A large uploaded word-vector file checked by a worker (small ones are checked in the request).
 
     The job, not the word vectors: it says what happened to the file. On success it points at the
@@ -131,34 +136,22 @@ class WordVectorUpload(models.Model):
     stored file is removed (no model row, no folder).
     """
 
-    class State(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Checking"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
+    job_kind = "word-vectors"
 
+    job_ptr = _job_link()
     name = models.SlugField(max_length=120, help_text="The name the word vectors get.")
     file_name = models.CharField(max_length=255)
     path = models.CharField(max_length=1000, help_text="The stored upload, removed once checked.")
     size = models.PositiveBigIntegerField(default=0)
     expected_dim = models.PositiveIntegerField(null=True, blank=True)
     dictionary = models.ForeignKey(Dictionary, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
-    error = PublicMessageField(blank=True)
     word_vectors = models.ForeignKey(WordVectorModel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
         return f"word-vector upload {self.file_name} ({self.state})"
-
-    @property
-    def is_active(self) -> bool:
-        return self.state in (self.State.QUEUED, self.State.RUNNING)
 
 
 class IndexVersion(models.Model):
@@ -217,6 +210,10 @@ class IndexVersion(models.Model):
     progress_at = models.DateTimeField(null=True, blank=True, help_text="When progress was last written.")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    build = models.OneToOneField(
+        Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="built_index",
+        help_text="The job that builds it (webapp.jobs): queued, running, then ended with the build.",
+    )
     activate_when_built = models.BooleanField(default=False, help_text="Activated (and open mentions re-linked) once built.")
     cancel_requested = models.BooleanField(default=False, help_text="An admin asked the builder to stop; it does between batches.")
 
@@ -278,11 +275,6 @@ class IndexVersion(models.Model):
         return ((self.finished_at or timezone.now()) - self.started_at).total_seconds()
 
 
-# A running run whose heartbeat is older than this has lost its worker: the worker beats every 5 s
-# (webapp.training.progress), so this is four beats missed. The sweep (webapp.training.sweeper, every 5 s in
-# every worker) then fails it: within 25 s of its last heartbeat. Heartbeats are written, and their age
-# measured, on the database's clock, so a worker whose clock is off is never taken for a dead one.
-STALE_AFTER = timedelta(seconds=20)
 LOG_TAIL_LINES = 40
 CANCELLED_BY_ADMIN = "cancelled by an admin"
 
@@ -293,21 +285,14 @@ def append_log(log: str, line: str) -> str:
     return "\n".join(lines[-LOG_TAIL_LINES:])
 
 
-class TrainingRunQuerySet(models.QuerySet["TrainingRun"]):
-    def stale(self, stale_after: timedelta = STALE_AFTER) -> TrainingRunQuerySet:
-        """Running runs without a heartbeat for ``stale_after`` (by the database's clock): their worker was
-        killed or crashed."""
-        return self.filter(state=TrainingRun.State.RUNNING, heartbeat_at__lt=Now() - stale_after)
-
-
-class TrainingRun(models.Model):
+class TrainingRun(Job):
     """One training job run by a worker on the gpu queue: its inputs, live progress and results.
 
-    The task takes this row's id. Its life: ``queued`` -> :meth:`start` -> ``running`` -> :meth:`finish`
-    (``succeeded``), :meth:`fail` or :meth:`stop_cancelled`; :meth:`cancel` is an admin's request.
-    ``heartbeat_at`` is refreshed by the worker while the run is alive, so a run whose worker was killed is
-    found by ``TrainingRun.objects.stale()`` (swept by the workers, :func:`webapp.training.runs.recover_stale_runs`)
-    and never stays ``running``. The training data are recorded as :class:`TrainingExample` rows (the snapshot).
+    A job (webapp.jobs): the task takes this row's id. Its life: ``queued`` -> :meth:`start` -> ``running`` ->
+    :meth:`finish` (``succeeded``), :meth:`fail` or :meth:`stop_cancelled`; :meth:`cancel` is an admin's request.
+    It beats a heartbeat (``heartbeat_at``) while alive rather than holding a lease, so that hours of GPU work
+    outlive a database restart; a run whose worker was killed stops beating and is failed by the one job sweep
+    (webapp.jobs.sweep) with :meth:`lost_reason`. The training data are recorded as :class:`TrainingExample` rows (the snapshot).
     """
 
     class Method(models.TextChoices, metaclass=RegisteredMethods):
@@ -325,21 +310,14 @@ class TrainingRun(models.Model):
     # Methods that start from word vectors, and the ones whose output is not a linker (no index version).
     WORD_VECTOR_ENCODERS = (Method.BNE, Method.DAN)
 
-    class State(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
-
     class Trigger(models.TextChoices):
         MANUAL = "manual", "Started by an admin"
         DECISIONS = "decisions", "Retrain policy: new decisions"
         NIGHTLY = "nightly", "Retrain policy: nightly"
 
-    TERMINAL_STATES = (State.SUCCEEDED, State.FAILED, State.CANCELLED)
-    UNFINISHED_STATES = (State.QUEUED, State.RUNNING)
+    job_kind = "training"
 
+    job_ptr = _job_link()
     dictionary = models.ForeignKey(Dictionary, on_delete=models.CASCADE, related_name="training_runs")
     collections = models.ManyToManyField(
         "corpus.Collection", blank=True, related_name="training_runs", help_text="Gold training data."
@@ -351,7 +329,6 @@ class TrainingRun(models.Model):
     method = models.CharField(max_length=32, choices=Method.choices, default=Method.BIOSYN)
     base_model = models.CharField(max_length=500, blank=True, help_text="Local Hugging Face folder; empty: the default base model.")
     params = models.JSONField(default=dict, blank=True, help_text="Hyperparameters (the method's defaults filled in).")
-    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
     phase = models.CharField(max_length=32, blank=True, help_text="snapshot, synonym-pretrain, biosyn, candidates, latte, latent-types, hierarchy-pretrain, word-vectors, bne, dan, tagger, index, evaluate")
     epoch = models.PositiveIntegerField(default=0)
     epochs = models.PositiveIntegerField(default=0)
@@ -362,22 +339,13 @@ class TrainingRun(models.Model):
     metrics = models.JSONField(default=dict, blank=True)
     log_tail = models.TextField(blank=True)
     device = models.CharField(max_length=32, blank=True)
-    worker = models.CharField(max_length=200, blank=True, help_text="Host name of the worker running it.")
-    task_id = models.CharField(max_length=64, blank=True)
-    error = PublicMessageField(blank=True)
-    cancel_requested = models.BooleanField(default=False)
     snapshot_at = models.DateTimeField(null=True, blank=True, help_text="Curator decisions made up to this time are training data.")
-    queued_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
     encoder = models.ForeignKey(EncoderModel, null=True, blank=True, on_delete=models.SET_NULL, related_name="training_runs")
     index_version = models.ForeignKey(IndexVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="training_runs")
     word_vectors = models.ForeignKey(
         WordVectorModel, null=True, blank=True, on_delete=models.PROTECT, related_name="training_runs",
         help_text="BNE/DAN: the word vectors it starts from; empty: fastText trained on the run's texts first.",
     )
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # The learning loop (webapp.training.loop): who queued the run, and what the promotion gate said of it.
     trigger = models.CharField(max_length=16, choices=Trigger.choices, default=Trigger.MANUAL)
     gate_result = models.JSONField(
@@ -385,18 +353,11 @@ class TrainingRun(models.Model):
         help_text="The promotion gate's verdict on this run's index: {passed, reasons, evaluation, promoted}.",
     )
 
-    objects = TrainingRunQuerySet.as_manager()
-
     class Meta:
-        ordering = ["-queued_at", "-id"]
-        indexes = [models.Index(fields=["state", "heartbeat_at"], name="trainingrun_state_heartbeat")]
+        ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
         return f"run {self.pk} ({self.method}, {self.state})"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.state in self.TERMINAL_STATES
 
     # --- the life of a run: every change of state goes through these ------------------------------------
 
@@ -404,16 +365,9 @@ class TrainingRun(models.Model):
         """``queued`` -> ``running`` under a row lock. True for the one caller that started it; a re-delivered
         or duplicate task gets False (``self.state`` then says what it found)."""
         with transaction.atomic():
-            locked = TrainingRun.objects.select_for_update().get(pk=self.pk)
-            if locked.state == self.State.QUEUED:
-                now = Now()  # the database's clock, as every heartbeat (one statement: both the same time)
-                locked.state, locked.started_at, locked.heartbeat_at = self.State.RUNNING, now, now
-                locked.worker, locked.device, locked.task_id = worker, device, task_id or locked.task_id
-                locked.phase = "snapshot"
-                locked.save(update_fields=["state", "started_at", "heartbeat_at", "worker", "device", "task_id", "phase"])
-                started = True
-            else:
-                started = False
+            started = lifecycle.start(self.pk, worker=worker, task_id=task_id, heartbeat=True)
+            if started:
+                TrainingRun.objects.filter(pk=self.pk).update(device=device, phase="snapshot")
         self.refresh_from_db()
         return started
 
@@ -448,28 +402,19 @@ class TrainingRun(models.Model):
     def _end(self, state: str, reason: str, log_tail: str | None) -> bool:
         # One conditional UPDATE: a run failed by the sweep (or cancelled) meanwhile keeps its first ending.
         tail = log_tail if log_tail is not None else append_log(self.log_tail, reason)
-        now = timezone.now()
-        ended = TrainingRun.objects.filter(pk=self.pk, state__in=self.UNFINISHED_STATES).update(
-            state=state, error=reason, finished_at=now, log_tail=tail
-        )
+        with transaction.atomic():
+            end = lifecycle.stop_cancelled if state == self.State.CANCELLED else lifecycle.fail
+            ended = end(self.pk, reason)
+            if ended:
+                TrainingRun.objects.filter(pk=self.pk).update(log_tail=tail)
         if ended:
-            self.state, self.error, self.finished_at, self.log_tail = state, reason, now, tail
-        return bool(ended)
+            self.refresh_from_db(fields=["state", "error", "finished_at", "log_tail"])
+        return ended
 
     def cancel(self) -> bool:
         """An admin's request, under a row lock: a queued run is cancelled at once (True: revoke its task);
         a running one is asked to stop at its next progress report; a finished one stays as it is."""
-        with transaction.atomic():
-            locked = TrainingRun.objects.select_for_update().get(pk=self.pk)
-            revoke = locked.state == self.State.QUEUED
-            if revoke:
-                locked.state, locked.finished_at = self.State.CANCELLED, timezone.now()
-                locked.error = "cancelled before it started"
-                locked.cancel_requested = True
-                locked.save(update_fields=["state", "finished_at", "error", "cancel_requested"])
-            elif locked.state == self.State.RUNNING:
-                locked.cancel_requested = True
-                locked.save(update_fields=["cancel_requested"])
+        revoke = lifecycle.request_cancel(self.pk) == "cancelled"
         self.refresh_from_db()
         return revoke
 
@@ -507,23 +452,15 @@ class TrainingExample(models.Model):
         return f"{'NOT ' if self.negative else ''}{self.text!r} -> {self.concept_id}"
 
 
-class Evaluation(models.Model):
-    """Acc@1/Acc@5 of an index version (its encoder and names) on a gold collection, computed by a worker."""
+class Evaluation(Job):
+    """Acc@1/Acc@5 of an index version (its encoder and names) on a gold collection, computed by a worker (a job)."""
 
-    class State(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
+    job_kind = "evaluation"
 
+    job_ptr = _job_link()
     index_version = models.ForeignKey(IndexVersion, on_delete=models.CASCADE, related_name="evaluations")
     collection = models.ForeignKey("corpus.Collection", on_delete=models.CASCADE, related_name="evaluations")
-    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
     metrics = models.JSONField(default=dict, blank=True)
-    error = PublicMessageField(blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

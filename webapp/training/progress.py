@@ -61,6 +61,9 @@ class Reporter:
             phase=str(p.get("phase", self.current_phase)), epoch=epoch, epochs=epochs,
             step=step, total_steps=total, fraction=min(1.0, fraction),
         )
+        # The job's own progress, as every kind of job shows it (the jobs page, /api/jobs/).
+        self.fields.update(progress=step, progress_total=total or None,
+                           progress_note=f"{self.fields['phase']} epoch {epoch}/{epochs}" if epochs else self.fields["phase"])
         if "loss" in p:
             self.losses.append({"phase": self.fields["phase"], "step": step, "loss": round(float(p["loss"]), 6)})
             if len(self.losses) > MAX_LOSS_POINTS:

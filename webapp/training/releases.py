@@ -28,6 +28,7 @@ from django.utils import timezone
 from linker.text import normalize
 from webapp.core.queue import enqueue, job_task_id
 from webapp.corpus.models import Link
+from webapp.training.index_jobs import build_ended
 from webapp.training.models import IndexVersion
 from webapp.training.services import create_index_version
 from webapp.vocab.models import Concept, DictionaryVersion, Name, ReleaseCarryOver
@@ -226,7 +227,7 @@ def queue_release_index(version: DictionaryVersion) -> str:
             "tasks.indexing.build_index_task",
             index.pk,
             False,
-            task_id=job_task_id(index),
+            task_id=job_task_id(index.build),
             on_failure=partial(_index_unqueued, index.pk),
         )
     encoder = active.encoder.name if active.encoder_id else "tf-idf only"
@@ -237,6 +238,7 @@ def _index_unqueued(index_id: int, exc: Exception) -> None:
     IndexVersion.objects.filter(pk=index_id, state=IndexVersion.State.BUILDING).update(
         state=IndexVersion.State.FAILED, error=str(exc), finished_at=Now()
     )
+    build_ended(IndexVersion.objects.get(pk=index_id))
 
 
 def release_index_builds(version: DictionaryVersion) -> QuerySet[Any]:

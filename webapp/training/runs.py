@@ -1,21 +1,17 @@
-"""Training runs from the outside: queue one, cancel one, and sweep the runs whose worker died.
+"""Training runs from the outside: queue one, cancel one.
 
 A run's life: :func:`start_run` creates the row ``queued`` and queues ``tasks.training.train_task`` after
 commit; the worker runs it (:mod:`webapp.training.execution`). Each change of state is a method of
 :class:`TrainingRun` (``start``, ``finish``, ``fail``, ``stop_cancelled``, ``cancel``).
 
-A worker killed with SIGKILL (or by the OOM killer, or by the hard time limit) stops beating;
-:func:`recover_stale_runs` then marks its run ``failed`` with "worker lost". The workers call it, never a web
-request: every 5 s in each worker and in the launcher (:mod:`webapp.training.sweeper`), when a run starts, and
-every minute (``tasks.training.sweep_stale_runs`` on the beat schedule of ``webapp.celery``), so a run never
-stays ``running`` without a live worker.
+A run is a job (webapp.jobs): a worker killed with SIGKILL (or by the OOM killer, or by the hard time limit) stops
+beating, and the one job sweep (webapp.jobs.sweep) marks its run ``failed`` with "worker lost".
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from datetime import timedelta
 from functools import partial
 from typing import Any
 
@@ -29,7 +25,7 @@ from webapp.training.held_out import check_held_out, run_training_data
 from webapp.training.hierarchy_inputs import check_has_hierarchy
 from webapp.training.job_caps import check_training_run_cap
 from webapp.training.latte import base_index
-from webapp.training.models import STALE_AFTER, EncoderModel, TrainingRun, WordVectorModel
+from webapp.training.models import EncoderModel, TrainingRun, WordVectorModel
 from webapp.training.params import clean_params, params_method
 from webapp.training.word_vector_params import OWN_VECTOR_PARAMS
 from webapp.training.word_vectors import check_word_vectors
@@ -37,7 +33,7 @@ from webapp.vocab.models import Dictionary
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["RunError", "start_run", "cancel_run", "recover_stale_runs"]
+__all__ = ["RunError", "start_run", "cancel_run"]
 
 
 @transaction.atomic
@@ -101,8 +97,8 @@ def start_run(
         word_vectors=word_vectors,
     )
     run.collections.set(collections)
-    TrainingRun.objects.filter(pk=run.pk).update(snapshot_at=run.queued_at)
-    run.snapshot_at = run.queued_at
+    TrainingRun.objects.filter(pk=run.pk).update(snapshot_at=run.created_at)
+    run.snapshot_at = run.created_at
     if send:
         enqueue("tasks.training.train_task", run.pk, queue=queue, task_id=job_task_id(run),
                 on_sent=partial(_sent, run.pk), on_failure=partial(_unqueued, run.pk))
@@ -185,15 +181,3 @@ def cancel_run(run_id: int) -> TrainingRun:
         except Exception:
             logger.warning("training run %s: could not revoke task %s", run.pk, run.task_id, exc_info=True)
     return run
-
-
-def recover_stale_runs(stale_after: timedelta = STALE_AFTER) -> list[int]:
-    """Fail the ``running`` runs without a heartbeat for ``stale_after``; returns their ids. Worker-side only."""
-    recovered = []
-    with transaction.atomic():
-        for run in TrainingRun.objects.stale(stale_after).select_for_update(skip_locked=True):
-            if run.fail(run.lost_reason()):
-                recovered.append(run.pk)
-    for pk in recovered:
-        logger.warning("training run %s: worker lost, marked failed", pk)
-    return recovered

@@ -12,15 +12,14 @@ import logging
 import shutil
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import transaction
 from django.db.models.functions import Now
 from django.utils import timezone
 
@@ -32,9 +31,18 @@ from linker.encoders.transformer import TransformerEncoder
 from linker.linker import Linker
 from linker.scoring import scoring_for
 from webapp.core.queue import enqueue, job_task_id
+from webapp.jobs import lifecycle
 from webapp.linking.devices import batch_device
 from webapp.training.errors import RunError
 from webapp.training.index_builds import check_index_build
+from webapp.training.index_jobs import (
+    build_ended,
+    build_job_id,
+    build_started,
+    index_being_built,
+    index_build_lock,
+    new_build_job,
+)
 from webapp.training.index_progress import LINKER_PHASES, Echo, IndexBuildCancelled, IndexProgressRecorder
 from webapp.training.job_caps import check_index_build_cap
 from webapp.training.models import CANCELLED_BY_ADMIN, EncoderModel, IndexVersion
@@ -67,39 +75,6 @@ def concept_records(version: DictionaryVersion) -> list[ConceptRecord]:
 
 def index_folder(index: IndexVersion) -> Path:
     return Path(settings.ARTIFACT_ROOT) / "indexes" / str(index.pk)
-
-
-# While an index is built, whichever process builds it (a worker, ``build_index`` in a shell) holds a PostgreSQL
-# advisory lock on the index: a ``building`` index is then known to be built, not waiting for a lost task message
-# (webapp.core.sweep), and a duplicate task waits for the first build and finds it done. Keys: this, the index id.
-INDEX_BUILD_LOCK = 0x49445842  # "IDXB"
-
-
-def _lock_key(index_id: int) -> list[int]:
-    return [INDEX_BUILD_LOCK, index_id & 0x7FFFFFFF]
-
-
-@contextmanager
-def index_build_lock(index_id: int) -> Iterator[None]:
-    """Hold the index's build lock (session-level: a killed builder's connection drops it), waiting for it."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_lock(%s::int, %s::int)", _lock_key(index_id))
-    try:
-        yield
-    finally:
-        try:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s::int, %s::int)", _lock_key(index_id))
-        except DatabaseError:  # an aborted transaction: the lock goes with the connection
-            logger.warning("index %s: could not release its build lock", index_id, exc_info=True)
-
-
-def index_being_built(index_id: int) -> bool:
-    """Whether another process holds the index's build lock. Inside a transaction: the lock is tried for the
-    transaction, which keeps a build from starting until it ends."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_xact_lock(%s::int, %s::int)", _lock_key(index_id))
-        return not cursor.fetchone()[0]
 
 
 def _encoder_and_config(encoder: EncoderModel | None) -> tuple[Any, LinkerConfig]:
@@ -173,7 +148,7 @@ def create_index_version(
     check_index_build(version.dictionary, encoder, first_stage)
     return IndexVersion.objects.create(
         dictionary=version.dictionary, dictionary_version=version, encoder=encoder, first_stage=first_stage,
-        created_by=user, activate_when_built=activate,
+        created_by=user, activate_when_built=activate, build=new_build_job(user),
     )
 
 
@@ -190,7 +165,7 @@ def queue_index_build(
         raise RunError(f"dictionary {dictionary.slug!r} has no imported release")
     check_index_build_cap(user, dictionary)
     index = create_index_version(version, encoder, user if getattr(user, "pk", None) else None, first_stage, activate)
-    enqueue("tasks.indexing.build_index_task", index.pk, activate, queue=queue, task_id=job_task_id(index),
+    enqueue("tasks.indexing.build_index_task", index.pk, activate, queue=queue, task_id=job_task_id(index.build),
             on_failure=partial(_unqueued, index.pk))
     return index
 
@@ -198,6 +173,7 @@ def queue_index_build(
 def _unqueued(index_id: int, exc: Exception) -> None:
     IndexVersion.objects.filter(pk=index_id, state=IndexVersion.State.BUILDING).update(
         state=IndexVersion.State.FAILED, error=str(exc), finished_at=Now())
+    build_ended(IndexVersion.objects.get(pk=index_id))
 
 
 def build_index(index: IndexVersion, progress: Progress | None = None, echo: Echo | None = None) -> IndexVersion:
@@ -207,13 +183,18 @@ def build_index(index: IndexVersion, progress: Progress | None = None, echo: Ech
 
     ``progress`` gets messages ("2,000 concepts read from the database"); ``echo`` every progress report (phase,
     names done, names in all), unthrottled. The row gets them at most once a second (:mod:`index_progress`)."""
-    with index_build_lock(index.pk):
+    with index_build_lock(index):
         state = IndexVersion.objects.filter(pk=index.pk).values_list("state", flat=True).first()
         if state != IndexVersion.State.BUILDING:
             index.refresh_from_db()
+            build_ended(index)
             return index
-        with IndexProgressRecorder(index.pk, echo=echo) as recorder:
-            return _build(index, progress, recorder)
+        build_started(index)
+        try:
+            with IndexProgressRecorder(index.pk, echo=echo) as recorder:
+                return _build(index, progress, recorder)
+        finally:
+            build_ended(index)
 
 
 def _build(index: IndexVersion, progress: Progress | None, recorder: IndexProgressRecorder) -> IndexVersion:
@@ -293,11 +274,15 @@ def cancel_index_build(index_id: int) -> IndexVersion:
         index.cancel_requested = True
         fields = ["cancel_requested"]
         # Taken for this transaction when free, so no build can start before the cancellation is committed.
-        if not index_being_built(index.pk):
+        if not index_being_built(index):
             index.state, index.finished_at = IndexVersion.State.CANCELLED, timezone.now()
             index.error = f"{CANCELLED_BY_ADMIN} before a worker started it"
             fields += ["state", "finished_at", "error"]
         index.save(update_fields=fields)
+        if index.state == IndexVersion.State.CANCELLED:
+            lifecycle.stop_cancelled(build_job_id(index), index.error)
+        else:
+            lifecycle.request_cancel(build_job_id(index))
     return index
 
 

@@ -179,7 +179,7 @@ def _plain(doc: Document, spans: list[_Span]) -> PubTatorDocument:
 
 def training_documents(run: TrainingRun, types: frozenset[str] | None = None) -> tuple[list[PubTatorDocument], Counter[str]]:
     """The run's training documents with their spans (module docstring), and where the spans came from."""
-    snapshot = run.snapshot_at or run.queued_at
+    snapshot = run.snapshot_at or run.created_at
     counts: Counter[str] = Counter({k: 0 for k in PROVENANCE})
     gold_ids = set(run.collections.values_list("pk", flat=True))
     held_out = {run.eval_collection_id} - {None}
@@ -214,7 +214,7 @@ def dev_documents(run: TrainingRun, types: frozenset[str] | None = None) -> list
     """The evaluation collection's documents with their spans, by the gold-collection rule."""
     if run.eval_collection_id is None:
         return []
-    snapshot = run.snapshot_at or run.queued_at
+    snapshot = run.snapshot_at or run.created_at
     docs = list(Document.objects.filter(collection_id=run.eval_collection_id, created_at__lte=snapshot).order_by("pk"))
     spans = SpanSnapshot([d.pk for d in docs], snapshot, types)
     ignored: Counter[str] = Counter()
@@ -239,7 +239,7 @@ def tagger_inputs(run: TrainingRun, out: Path) -> TrainingInputs:
     dev = dev_documents(run, types)
     metadata = {
         "training_run": run.pk, "label": f"{run.method}-run-{run.pk}", "dictionary": run.dictionary.slug, "mention_types": sorted(types or ()),
-        "snapshot_at": (run.snapshot_at or run.queued_at).isoformat(),
+        "snapshot_at": (run.snapshot_at or run.created_at).isoformat(),
         "spans": dict(counts) | {"dev_documents": len(dev), "dev_spans": sum(len(d.mentions) for d in dev)},
     }
     names = dictionary_names(run)

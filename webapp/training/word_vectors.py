@@ -34,6 +34,8 @@ from django.utils.text import slugify
 from linker.encoders.wordvec import WordVectors, WordVectorsError
 from webapp.core.queue import QueueUnavailable, enqueue, job_task_id
 from webapp.core.uploads import new_upload_folder
+from webapp.jobs import lifecycle
+from webapp.jobs.lease import JobLease
 from webapp.training.errors import RunError
 from webapp.training.models import TrainingRun, WordVectorModel, WordVectorUpload
 from webapp.training.services import concept_records
@@ -227,11 +229,9 @@ def import_word_vectors(
 
 def run_upload(job_id: int) -> str:
     """A worker reads a large upload (``tasks.training.word_vectors_upload_task``); the stored file goes either way.
-    Run under the upload's lease (webapp.core.lease): a worker that dies leaves it to the sweep of abandoned jobs,
-    which fails it and removes the file, instead of "checking" for ever."""
-    from webapp.core.lease import JobLease
-
-    with JobLease("word-vector upload", job_id) as lease:
+    Run under the upload's lease (webapp.jobs.lease): a worker that dies leaves it to the job sweep, which fails it
+    and removes the file, instead of "checking" for ever."""
+    with JobLease(job_id) as lease:
         if not lease.held:
             logger.warning("word-vector upload %s: another worker runs it (or the sweep is failing it); left to it", job_id)
             return "taken"
@@ -239,13 +239,9 @@ def run_upload(job_id: int) -> str:
 
 
 def _run_leased_upload(job_id: int) -> str:
-    with transaction.atomic():
-        job = WordVectorUpload.objects.select_for_update().get(pk=job_id)
-        if not job.is_active:
-            return job.state  # a re-delivered task of a finished job (one whose worker died runs again)
-        job.state = WordVectorUpload.State.RUNNING
-        job.error = ""  # a note of the sweep that queued it again (webapp.core.sweep)
-        job.save(update_fields=["state", "error"])
+    if not lifecycle.take(job_id):  # a re-delivered task of a finished job (one whose worker died runs again)
+        return WordVectorUpload.objects.get(pk=job_id).state
+    job = WordVectorUpload.objects.get(pk=job_id)
     path = Path(job.path)
     try:
         vectors = import_word_vectors(path, job.name, job.file_name, job.expected_dim, job.dictionary, job.created_by)
@@ -253,13 +249,13 @@ def _run_leased_upload(job_id: int) -> str:
         reason = str(exc) if isinstance(exc, RunError) else f"{job.file_name}: {type(exc).__name__}: {exc}"
         if not isinstance(exc, RunError):
             logger.exception("word-vector upload %s failed", job.pk)
-        WordVectorUpload.objects.filter(pk=job.pk).update(state=WordVectorUpload.State.FAILED, error=reason,
-                                                          finished_at=timezone.now())
+        lifecycle.fail(job.pk, reason)
         return WordVectorUpload.State.FAILED
     finally:
         _discard(path)
-    WordVectorUpload.objects.filter(pk=job.pk).update(state=WordVectorUpload.State.SUCCEEDED, word_vectors=vectors,
-                                                      finished_at=timezone.now())
+    with transaction.atomic():
+        WordVectorUpload.objects.filter(pk=job.pk).update(word_vectors=vectors)
+        lifecycle.succeed(job.pk)
     return WordVectorUpload.State.SUCCEEDED
 
 

@@ -28,9 +28,9 @@ from webapp.api.views.common import (
     check_upload_request,
     save_upload,
 )
-from webapp.core.jobs import queue_import
+from webapp.imports.jobs import queue_import
 from webapp.core.limits import LimitExceeded, check_path
-from webapp.core.models import ImportJob
+from webapp.imports.models import ImportJob
 from webapp.core.uploads import new_upload_folder
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +39,9 @@ from webapp.corpus.models import Collection, Document, Mention
 from webapp.curation.models import OPEN_STATUSES, Decision
 from webapp.curation.services.decisions import CurationError
 from webapp.curation.services.suggestions import suggest_links
+from webapp.jobs import lifecycle
+from webapp.jobs.lease import JobLease
+from webapp.jobs.progress import ProgressRecorder
 from webapp.linking.registry import ActiveLinker, get_active_linker
 from webapp.linking.taggers import ActiveTagger, get_active_tagger
 
@@ -139,12 +142,30 @@ def find_spans(text: str, detectors: Detectors) -> list[Span]:
 # --- the task's service ---------------------------------------------------------------------------------------
 
 
-def detect_documents(document_ids: Iterable[int]) -> dict[str, int]:
+def detect_batch(job_id: int, document_ids: Iterable[int]) -> dict[str, int]:
+    """A batch job (webapp.corpus.detection): run under its lease, its progress counting documents, ended with how
+    many documents ended how. A batch another worker runs, or one that has ended, is left as it is."""
+    with JobLease(job_id) as lease:
+        if not lease.held or not lifecycle.take(job_id):
+            return {"skipped": len(set(document_ids))}
+        with ProgressRecorder(job_id) as progress:
+            outcome = detect_documents(document_ids, progress)
+            progress.flush()
+        said = ", ".join(f"{count} {how}" for how, count in sorted(outcome.items()))
+        lifecycle.succeed(job_id, {"summary": f"documents: {said}", **outcome})
+    return outcome
+
+
+def detect_documents(document_ids: Iterable[int], progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
     """Detect, write and link the mentions of the queued documents among ``document_ids``; returns how many
-    documents ended ``done``, ``failed`` or were ``skipped`` (not queued: done already, or not this database's)."""
+    documents ended ``done``, ``failed`` or were ``skipped`` (not queued: done already, or not this database's).
+    ``progress(done, total)`` hears of each document."""
     outcome: Counter[str] = Counter()
     detectors: dict[int, Detectors | DetectionUnavailable] = {}  # per collection, looked up once per call
-    for pk in sorted(set(document_ids)):
+    ids = sorted(set(document_ids))
+    for done, pk in enumerate(ids):
+        if progress is not None:
+            progress(done, len(ids))
         document = _claim(pk)
         if document is None:
             outcome["skipped"] += 1
@@ -173,6 +194,8 @@ def detect_documents(document_ids: Iterable[int]) -> dict[str, int]:
             logger.exception("mention detection failed for document %s", pk)
             _finish(pk, State.FAILED, f"detection failed: {type(exc).__name__}: {exc}")
             outcome["failed"] += 1
+    if progress is not None:
+        progress(len(ids), len(ids))
     return dict(outcome)
 
 

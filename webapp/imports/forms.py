@@ -1,6 +1,6 @@
 """The admins' import forms: a dictionary file, a file of documents, a plain text. Each validates what the browser
 sent (a file within IMPORT_MAX_UPLOAD_BYTES, a slug, a text that is not empty) and hands it to its service in
-:mod:`webapp.core.imports`, which queues the job."""
+:mod:`webapp.imports.queueing`, which queues the job."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db.models import QuerySet
 
 from webapp.core import limits
-from webapp.core.imports import queue_dictionary_upload, queue_documents_upload, queue_text
-from webapp.core.models import ImportJob
 from webapp.corpus.formats import FORMATS
 from webapp.corpus.models import Collection
+from webapp.imports.models import ImportJob
+from webapp.imports.queueing import queue_dictionary_upload, queue_documents_upload, queue_text
 from webapp.vocab.models import Dictionary
 
 # A pasted text travels in the form's body, which Django caps at DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB by default):

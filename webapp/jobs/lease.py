@@ -2,20 +2,20 @@
 
 A job's row says ``running`` from the moment a worker takes it until it ends. If the worker dies first (a
 SIGKILL, the kernel's out-of-memory killer, the machine going down) nothing writes the end, and the row would
-say ``running`` for ever. Training runs beat a heartbeat for this; imports, evaluations and word-vector uploads
-do not need one: their runner holds a session-level advisory lock keyed on the job, through a connection of its
+say ``running`` for ever. Jobs that run for hours on a GPU beat a heartbeat for this (webapp.jobs.models); the others need none: their
+runner holds a session-level advisory lock keyed on the job, through a connection of its
 own (not the one a job's long transaction is on), taken before the row is marked running and kept until the
 job has ended. PostgreSQL releases a session's locks the moment its connection closes, and a killed process's
 connections close with it. So a running job whose lease nobody holds has lost its runner, at once and with no
-clock to trust. :func:`webapp.core.abandoned.fail_abandoned_jobs` fails such jobs.
+clock to trust. :func:`webapp.jobs.sweep.fail_lost_jobs` fails such jobs.
 
 Both sides *try* the lock: a runner that cannot take it within a few seconds leaves the job to whoever holds it (a
 duplicate delivery of the same message); one held only for a moment (the sweep failing the job, a try that is
 ending) is waited for. The sweep takes the lease itself before failing a job, so that no runner can take the job
 up between the sweep's look and its write.
 
-Keys are (namespace, job id): one namespace per kind of job, distinct from the project's other advisory locks
-(imports' per-collection lock, the decisions' per-text lock, the index build lock).
+Keys are (namespace, job id): one namespace for every job (all kinds share the job table's ids), distinct from
+the project's other advisory locks (imports' per-collection lock, the decisions' per-text lock, the index build lock).
 """
 
 from __future__ import annotations
@@ -32,16 +32,12 @@ logger = logging.getLogger(__name__)
 
 WAIT_S = 5.0  # how long a runner tries for a lease another process holds before leaving the job to it
 
-# Namespaces (the lock's first key): four ASCII letters each, positive 32-bit integers.
-NAMESPACES: dict[str, int] = {
-    "import": 0x4A494D50,  # "JIMP"
-    "evaluation": 0x4A45564C,  # "JEVL"
-    "word-vector upload": 0x4A575655,  # "JWVU"
-}
+# The lock's first key: four ASCII letters, a positive 32-bit integer.
+NAMESPACE = 0x4A4F4253  # "JOBS"
 
 
-def _keys(kind: str, job_id: int) -> list[int]:
-    return [NAMESPACES[kind], job_id & 0x7FFFFFFF]
+def _keys(job_id: int) -> list[int]:
+    return [NAMESPACE, job_id & 0x7FFFFFFF]
 
 
 class JobLease:
@@ -50,8 +46,7 @@ class JobLease:
     Use it as a context manager; ``held`` says whether the lease was taken (False: another process holds it).
     """
 
-    def __init__(self, kind: str, job_id: int, wait_s: float | None = None) -> None:
-        self.kind = kind
+    def __init__(self, job_id: int, wait_s: float | None = None) -> None:
         self.job_id = job_id
         self.wait_s = WAIT_S if wait_s is None else wait_s
         self.held = False
@@ -66,7 +61,7 @@ class JobLease:
         deadline = time.monotonic() + self.wait_s
         with self._connection.cursor() as cursor:
             while True:
-                cursor.execute("SELECT pg_try_advisory_lock(%s::int, %s::int)", _keys(self.kind, self.job_id))
+                cursor.execute("SELECT pg_try_advisory_lock(%s::int, %s::int)", _keys(self.job_id))
                 self.held = bool(cursor.fetchone()[0])
                 if self.held or time.monotonic() >= deadline:
                     break
@@ -83,14 +78,14 @@ class JobLease:
             try:
                 if self.held:
                     with connection.cursor() as cursor:
-                        cursor.execute("SELECT pg_advisory_unlock(%s::int, %s::int)", _keys(self.kind, self.job_id))
+                        cursor.execute("SELECT pg_advisory_unlock(%s::int, %s::int)", _keys(self.job_id))
             except DatabaseError:  # a connection the database already dropped: its locks went with it
-                logger.debug("%s %s: unlocking the lease failed", self.kind, self.job_id, exc_info=True)
+                logger.debug("job %s: unlocking the lease failed", self.job_id, exc_info=True)
             finally:
                 try:
                     connection.close()
                 except DatabaseError:
-                    logger.debug("%s %s: closing the lease's connection failed", self.kind, self.job_id, exc_info=True)
+                    logger.debug("job %s: closing the lease's connection failed", self.job_id, exc_info=True)
         self.held = False
 
     def __enter__(self) -> JobLease:
@@ -101,7 +96,7 @@ class JobLease:
         self.release()
 
 
-def leased(kind: str, job_ids: Iterable[int]) -> set[int]:
+def leased(job_ids: Iterable[int]) -> set[int]:
     """Which of these jobs some session of this database holds the lease of (read from ``pg_locks``)."""
     ids = [job_id & 0x7FFFFFFF for job_id in job_ids]
     if not ids:
@@ -113,14 +108,14 @@ def leased(kind: str, job_ids: Iterable[int]) -> set[int]:
             "SELECT objid::bigint FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "
             "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
             "AND classid = %s::bigint::oid AND objid = ANY(%s::bigint[]::oid[])",
-            [NAMESPACES[kind], ids],
+            [NAMESPACE, ids],
         )
         return {int(row[0]) for row in cursor.fetchall()}
 
 
-def try_take_over(kind: str, job_id: int) -> bool:
+def try_take_over(job_id: int) -> bool:
     """Take the lease of a job in the current transaction of this thread's connection, if nobody holds it; it
     is released when that transaction ends (the sweep marks the job ended meanwhile)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_xact_lock(%s::int, %s::int)", _keys(kind, job_id))
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s::int, %s::int)", _keys(job_id))
         return bool(cursor.fetchone()[0])

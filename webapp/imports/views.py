@@ -7,13 +7,17 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.http import HttpResponseStopPolling
 
 from webapp.core.decorators import admin_required
-from webapp.core.forms import DictionaryImportForm, DocumentsImportForm, ImportForm, TextImportForm
-from webapp.core.imports import ImportRefused
 from webapp.core.queue import QueueUnavailable
+from webapp.imports.forms import DictionaryImportForm, DocumentsImportForm, ImportForm, TextImportForm
+from webapp.imports.models import ImportJob
+from webapp.imports.queueing import ImportRefused, job_rows
 
 
 def _import_page(request: HttpRequest, form: ImportForm, template: str) -> HttpResponse:
@@ -63,3 +67,29 @@ def documents_import(request: HttpRequest) -> HttpResponse:
 def text_import(request: HttpRequest) -> HttpResponse:
     form = TextImportForm(*_submitted(request), initial=request.GET.dict())
     return _import_page(request, form, "core/import_text.html")
+
+
+IMPORT_JOBS_SHOWN = 100
+
+
+@require_GET
+@admin_required
+def import_jobs(request: HttpRequest) -> HttpResponse:
+    """Import jobs, newest first; the table polls itself while a job is queued or running. ``?job=ID`` highlights
+    the job an admin has just queued (the import forms redirect here)."""
+    jobs = ImportJob.objects.select_related("created_by")[:IMPORT_JOBS_SHOWN]
+    context = {
+        "rows": job_rows(jobs, timezone.now(), highlight=_int_or_none(request.GET.get("job"))),
+        "active": ImportJob.objects.filter(state__in=ImportJob.UNFINISHED_STATES).exists(),
+    }
+    if request.htmx and not request.htmx.history_restore_request and request.htmx.target == "import-jobs":
+        fragment = "core/import_list.html#import-jobs"
+        if not context["active"]:
+            # 286: htmx swaps in this last table and stops polling.
+            return HttpResponseStopPolling(render_to_string(fragment, context, request))
+        return render(request, fragment, context)
+    return render(request, "core/import_list.html", context)
+
+
+def _int_or_none(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() else None

@@ -1,4 +1,4 @@
-"""Progress of a running import, written where other connections can see it while the import runs.
+"""Progress of a running job, written where other connections can see it while the import runs.
 
 An import is one transaction: a row updated inside it stays invisible to every other connection until the
 import commits, so a progress bar fed that way would stand still and then jump to the end. The recorder
@@ -16,7 +16,7 @@ from types import TracebackType
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from webapp.core.models import ImportJob
+from webapp.jobs.models import Job
 
 logger = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ EVERY_S = 1.0
 
 
 class ProgressRecorder:
-    """A ``progress(done, total)`` callback for the importers that writes ``ImportJob.progress``.
+    """A ``progress(done, total)`` callback (the importers', a runner's) that writes ``Job.progress``.
 
     Use it as a context manager so its connection is closed. The first report is written at once, later
     ones when ``every`` seconds have passed since the last write; :meth:`flush` writes the latest.
@@ -66,7 +66,7 @@ class ProgressRecorder:
         self.close()
 
     def _write(self) -> None:
-        table = ImportJob._meta.db_table
+        table = Job._meta.db_table
         try:
             if self._connection is None:
                 # Not connections[alias]: that one is this thread's, the connection the import's transaction is on.
@@ -75,11 +75,11 @@ class ProgressRecorder:
                 cursor.execute(
                     f"UPDATE {self._connection.ops.quote_name(table)} SET progress = %s, progress_total = %s "
                     "WHERE id = %s AND state = %s",
-                    [self.done, self.total, self.job_id, ImportJob.State.RUNNING.value],
+                    [self.done, self.total, self.job_id, Job.State.RUNNING.value],
                 )
         except DatabaseError as exc:
-            # Progress is a courtesy: an import must not fail because its report could not be written.
-            logger.warning("import %s: progress not written: %s", self.job_id, exc)
+            # Progress is a courtesy: a job must not fail because its report could not be written.
+            logger.warning("job %s: progress not written: %s", self.job_id, exc)
             return
         self._written = (self.done, self.total)
         self.writes += 1

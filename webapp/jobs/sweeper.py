@@ -1,18 +1,16 @@
-"""The stale-run sweep inside each worker process: a thread that fails the runs whose worker died, every 5 s,
-and with them the imports, evaluations and word-vector uploads whose worker died (:mod:`webapp.core.abandoned`).
+"""The sweep inside each worker process: a thread that fails the jobs whose worker died, every 5 s
+(:func:`webapp.jobs.sweep.fail_lost_jobs`, every kind of job alike).
 
-A run's worker refreshes ``heartbeat_at`` every :data:`webapp.training.progress.HEARTBEAT_EVERY_S` (5 s);
-a run without one for :data:`webapp.training.models.STALE_AFTER` (20 s) has lost its worker. The sweep is
-keyed on that age, not on when a worker started: a worker restarted a moment after its predecessor was
-killed finds the run's heartbeat still fresh, and fails it on one of its next sweeps. So a killed worker's run
-is ``failed`` (with "worker lost ...", :meth:`TrainingRun.lost_reason`) within ``STALE_AFTER`` +
-:data:`SWEEP_EVERY_S` (25 s) of its last heartbeat, or at the first sweep of a worker started later than that.
+A job held by a lease is failed on the first sweep after its runner's process died; a job that beats a heartbeat
+(a training run: every :data:`webapp.training.progress.HEARTBEAT_EVERY_S`, 5 s) once its heartbeat is
+:data:`webapp.jobs.sweep.STALE_AFTER` (20 s) old, so within about 25 s of its last beat. The sweep is keyed on that
+age, not on when a worker started: a worker restarted a moment after its predecessor was killed finds the run's
+heartbeat still fresh, and fails it on one of its next sweeps.
 
-The thread starts when a Celery worker is ready (:func:`start_in_worker`, connected in
-``webapp.training.apps``) and runs in the worker's main process, so a pool busy with a long run, or a broker
-that is down, does not hold it up; ``python -m webapp.launcher`` runs one too, for the time its worker is
-restarting or given up on. The beat schedule's sweep (``tasks.training.sweep_stale_runs``, every minute)
-stays as the slow path. Sweeps are idempotent: rows are taken with ``SKIP LOCKED`` and each run ends once.
+The thread starts when a Celery worker is ready (:func:`start_in_worker`, connected in ``webapp.jobs.apps``) and
+runs in the worker's main process, so a pool busy with a long run, or a broker that is down, does not hold it up;
+``python -m webapp.launcher`` runs one too, for the time its worker is restarting or given up on. The beat
+schedule's sweep (``tasks.jobs.sweep_jobs``, every minute) stays as the slow path.
 
 After the database was unreachable, the live runs' heartbeats could not be written either: the thread sweeps
 again only once the database has answered for ``STALE_AFTER`` (plus one period), so that a run whose worker
@@ -30,25 +28,19 @@ from typing import Any
 
 from django.db import connection
 
-from webapp.training.models import STALE_AFTER
+from webapp.jobs.sweep import STALE_AFTER
 
 logger = logging.getLogger(__name__)
 
 SWEEP_EVERY_S = 5.0
 
-__all__ = ["SWEEP_EVERY_S", "StaleRunSweeper", "start_sweeper", "stop_sweeper", "start_in_worker", "stop_in_worker"]
+__all__ = ["SWEEP_EVERY_S", "JobSweeper", "start_sweeper", "stop_sweeper", "start_in_worker", "stop_in_worker"]
 
 
-def _recover(stale_after: timedelta) -> list[int]:
-    """Fail the stale runs, and the imports, evaluations and word-vector uploads whose runner's lease is gone
-    (webapp.core.abandoned: those need no heartbeat, so they are failed on the first sweep after their worker
-    died); returns the runs failed."""
-    from webapp.core.abandoned import fail_abandoned_jobs
-    from webapp.training.runs import recover_stale_runs
+def _recover(stale_after: timedelta) -> list[str]:
+    from webapp.jobs.sweep import fail_lost_jobs
 
-    recovered = recover_stale_runs(stale_after)
-    fail_abandoned_jobs()
-    return recovered
+    return fail_lost_jobs(stale_after)
 
 
 def _close_connection() -> None:
@@ -64,18 +56,18 @@ def _ping() -> None:
         cursor.execute("SELECT 1")
 
 
-class StaleRunSweeper(threading.Thread):
-    """Calls ``recover_stale_runs(stale_after)`` at once, then every ``every`` seconds, until :meth:`stop`."""
+class JobSweeper(threading.Thread):
+    """Calls ``fail_lost_jobs(stale_after)`` at once, then every ``every`` seconds, until :meth:`stop`."""
 
     def __init__(
         self,
         every: float = SWEEP_EVERY_S,
         stale_after: timedelta = STALE_AFTER,
-        recover: Callable[[timedelta], list[int]] = _recover,
+        recover: Callable[[timedelta], list[str]] = _recover,
         ping: Callable[[], None] = _ping,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(name="stale-training-run-sweeper", daemon=True)
+        super().__init__(name="job-sweeper", daemon=True)
         self.every = every
         self.stale_after = stale_after
         self.recover = recover
@@ -92,8 +84,8 @@ class StaleRunSweeper(threading.Thread):
             delay = self.every
             self.tick()
 
-    def tick(self) -> list[int]:
-        """One period: a sweep, or during the quiet time after an outage a ping; the runs it failed."""
+    def tick(self) -> list[str]:
+        """One period: a sweep, or during the quiet time after an outage a ping; what it failed."""
         try:
             if self.clock() < self.quiet_until:
                 self.ping()
@@ -101,14 +93,14 @@ class StaleRunSweeper(threading.Thread):
             recovered = self.recover(self.stale_after)
             self.sweeps += 1
             if self.failing:
-                logger.info("stale training run sweep: the database answers again")
+                logger.info("job sweep: the database answers again")
                 self.failing = False
             return recovered
         except Exception:
             # Heartbeats could not be written meanwhile either: wait until they have had time to resume.
             self.quiet_until = self.clock() + self.stale_after.total_seconds() + self.every
             if not self.failing:
-                logger.exception("stale training run sweep failed; sweeping again once the database has answered "
+                logger.exception("job sweep failed; sweeping again once the database has answered "
                                  "for %.0f s", self.stale_after.total_seconds())
             self.failing = True
             return []
@@ -121,16 +113,16 @@ class StaleRunSweeper(threading.Thread):
             self.join(timeout=self.every + 5 if timeout is None else timeout)
 
 
-_sweeper: StaleRunSweeper | None = None
+_sweeper: JobSweeper | None = None
 _lock = threading.Lock()
 
 
-def start_sweeper(**kwargs: Any) -> StaleRunSweeper:
+def start_sweeper(**kwargs: Any) -> JobSweeper:
     """This process's sweeper thread, started once (a second call returns the running one)."""
     global _sweeper
     with _lock:
         if _sweeper is None or not _sweeper.is_alive():
-            _sweeper = StaleRunSweeper(**kwargs)
+            _sweeper = JobSweeper(**kwargs)
             _sweeper.start()
         return _sweeper
 
@@ -146,7 +138,7 @@ def stop_sweeper() -> None:
 def start_in_worker(**_: Any) -> None:
     """``celery.signals.worker_ready``: start the sweeper in the worker's main process."""
     start_sweeper()
-    logger.info("stale training run sweep: every %.0f s, runs without a heartbeat for %.0f s are failed",
+    logger.info("job sweep: every %.0f s; jobs without a lease or a heartbeat for %.0f s are failed",
                 SWEEP_EVERY_S, STALE_AFTER.total_seconds())
 
 

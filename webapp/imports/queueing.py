@@ -1,7 +1,7 @@
 """Imports an admin starts in the browser, and how the Imports page shows them.
 
 An uploaded file (a dictionary, a file of documents) or a pasted text is stored in an upload folder of its own
-(:mod:`webapp.core.uploads`) and queued as an import job with :func:`webapp.core.jobs.queue_import`, exactly as
+(:mod:`webapp.core.uploads`) and queued as an import job with :func:`webapp.imports.jobs.queue_import`, exactly as
 the API does: the worker reads it, the job row reports its progress and the refused line, and the folder goes
 when the job ends. What can be refused before anything is queued (a dictionary whose format cannot be told, a
 document file of no known format) is refused here, as an :class:`ImportRefused` naming the form field at fault,
@@ -29,11 +29,11 @@ from django.core.files.uploadedfile import UploadedFile
 
 from linker.data import ParseError, sniff_dictionary_format
 from webapp.celery import INTERACTIVE_QUEUE
-from webapp.core.jobs import queue_import
-from webapp.core.models import ImportJob
 from webapp.core.public import public_message
 from webapp.core.uploads import new_upload_folder, upload_folder
 from webapp.corpus.formats import FORMATS
+from webapp.imports.jobs import queue_import
+from webapp.imports.models import ImportJob
 from webapp.training.models import IndexVersion
 
 DICTIONARY_FORMAT_LABELS = {"medic": "MEDIC TSV", "dnorm": "DNorm/BioSyn text", "obo": "OBO", "umls": "UMLS RRF"}
@@ -226,7 +226,7 @@ class JobRow:
         polls, so "queued" gives way to "succeeded" or "failed" without a reload)."""
         job, what = self.job, self.what
         if job.state == ImportJob.State.QUEUED:
-            into = "dictionary" if job.kind == ImportJob.Kind.DICTIONARY else "collection"
+            into = "dictionary" if job.import_kind == ImportJob.Kind.DICTIONARY else "collection"
             return Notice("info", f"{what} is queued as import #{job.pk} into {into} {job.target}; its progress shows below.")
         if job.state == ImportJob.State.RUNNING:
             return Notice("info", f"Import #{job.pk} ({what}) is running; its progress shows below.")
@@ -260,7 +260,7 @@ def job_rows(jobs: Iterable[ImportJob], now: datetime, highlight: int | None = N
             file_name, source = Path(job.path).name, "uploaded"
             if file_name.startswith(PASTED_PREFIX) and file_name.endswith(PASTED_SUFFIX):
                 file_name, source = file_name.removeprefix(PASTED_PREFIX).removesuffix(PASTED_SUFFIX), "pasted"
-        needs_index = job.kind == ImportJob.Kind.DICTIONARY and job.state == ImportJob.State.SUCCEEDED and (
+        needs_index = job.import_kind == ImportJob.Kind.DICTIONARY and job.state == ImportJob.State.SUCCEEDED and (
             job.target not in indexed)
         warnings = tuple(public_message(w) for w in job.warnings)
         rows.append(JobRow(job, file_name, source, message, seconds_left(job, now), job.pk == highlight, needs_index,

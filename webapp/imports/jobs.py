@@ -1,4 +1,5 @@
-"""Queue background imports: the row is created in the caller's transaction, the task after commit.
+"""Queue background imports (the row is created in the caller's transaction, the task after commit) and register
+the import kind of job (webapp.jobs.kinds).
 
 A file uploaded for an import (``webapp.core.uploads``) lives as long as its job may still read it: it is
 removed when the job ends (:func:`import_ended`: succeeded, or failed for good) or when it could not be queued.
@@ -9,11 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.utils import timezone
+from django.urls import reverse
 
-from webapp.core.models import ImportJob
 from webapp.core.queue import QueueUnavailable, enqueue, job_task_id
 from webapp.core.uploads import discard_upload
+from webapp.imports.models import ImportJob
+from webapp.jobs import lifecycle
+from webapp.jobs.kinds import WORKER_LOST, JobKind, register
 
 RUN_IMPORT = "tasks.imports.run_import"
 
@@ -25,17 +28,15 @@ def queue_import(kind: str, path: str | Path, params: dict[str, Any], user: Any 
     reason, and an uploaded file removed)."""
     if kind not in ImportJob.Kind.values:
         raise ValueError(f"unknown import kind {kind!r}; expected one of {', '.join(ImportJob.Kind.values)}")
-    job = ImportJob.objects.create(kind=kind, path=str(path), params=params, created_by=user)
+    job = ImportJob.objects.create(import_kind=kind, path=str(path), params=params,
+                                   created_by=user if getattr(user, "pk", None) else None)
     enqueue(RUN_IMPORT, job.pk, queue=queue, task_id=job_task_id(job), on_failure=lambda exc: _unqueued(job, exc))
     return job
 
 
 def _unqueued(job: ImportJob, exc: QueueUnavailable) -> None:
-    now = timezone.now()
-    if ImportJob.objects.filter(pk=job.pk, state=ImportJob.State.QUEUED).update(
-        state=ImportJob.State.FAILED, message=str(exc), finished_at=now
-    ):
-        job.state, job.message, job.finished_at = ImportJob.State.FAILED, str(exc), now
+    if lifecycle.fail(job.pk, str(exc)):
+        job.refresh_from_db(fields=["state", "error", "finished_at"])
     import_ended(job.pk)
 
 
@@ -45,6 +46,26 @@ def import_ended(job_id: int) -> bool:
     job = ImportJob.objects.filter(pk=job_id).first()
     if job is None or job.is_active:
         return False
-    if ImportJob.objects.filter(path=job.path, state__in=(ImportJob.State.QUEUED, ImportJob.State.RUNNING)).exists():
+    if ImportJob.objects.filter(path=job.path, state__in=ImportJob.UNFINISHED_STATES).exists():
         return False
     return discard_upload(job.path)
+
+
+def _lost_reason(job: Any) -> str:
+    total = f" of {job.progress_total:,}" if job.progress_total else ""
+    where = f"after {job.progress:,}{total} records" if job.progress else "before it had read a record"
+    return (f"{WORKER_LOST} {where}; nothing of this import was written (an import is one transaction). "
+            "Import the file again.")
+
+
+def _subject(job: Any) -> str:
+    name = Path(job.path).name
+    return f"{job.get_import_kind_display().lower()} {name} → {job.target}" if job.target else f"{name}"
+
+
+def register_kind() -> None:
+    register(JobKind(
+        name=ImportJob.job_kind, label="Import", model=lambda: ImportJob, task=RUN_IMPORT,
+        subject=_subject, url=lambda job: f"{reverse('import-jobs')}?job={job.pk}",
+        lost_reason=_lost_reason, input_path=lambda job: job.path, ended=lambda job: import_ended(job.pk),
+    ))

@@ -1,0 +1,96 @@
+"""What a person does to a job (webapp.jobs.views, /api/jobs/): list them as their kinds describe them, and cancel
+one. A kind that has its own way of stopping (a training run's task revoked, an index version marked cancelled) says
+so in its registration; the others stop the one way every job does (webapp.jobs.lifecycle)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from webapp.jobs import lifecycle
+from webapp.jobs.kinds import kind_of, kinds
+from webapp.jobs.models import Job
+
+logger = logging.getLogger(__name__)
+
+
+class CannotCancel(ValueError):
+    """The job cannot be cancelled (it has ended, or it is running and its kind cannot stop midway)."""
+
+
+@dataclass(frozen=True)
+class JobView:
+    """One job as a page or the API shows it: the job, and what its kind says of it."""
+
+    job: Job
+    label: str
+    subject: str
+    url: str
+    cancellable: bool
+
+
+def jobs(kind: str = "", state: str = "", parent: int | None = None) -> QuerySet[Job]:
+    found = Job.objects.select_related("created_by").order_by("-created_at", "-id")
+    if kind:
+        found = found.filter(kind=kind)
+    if state:
+        found = found.filter(state=state)
+    if parent is not None:
+        found = found.filter(parent_id=parent)
+    return found
+
+
+def describe(job: Job) -> JobView:
+    kind = kind_of(job.kind)
+    row = job.as_kind()
+    subject = url = ""
+    if kind is not None:
+        try:
+            subject, url = kind.subject(row), kind.url(row)
+        except Exception:  # a row its kind cannot describe (its subject deleted): the job is still listed
+            logger.debug("job %s: its kind could not describe it", job.pk, exc_info=True)
+    return JobView(job, kind.label if kind else job.kind, subject, url, cancellable(job))
+
+
+def cancellable(job: Job) -> bool:
+    """A queued job can always be cancelled; a running one where its kind stops between batches."""
+    if job.state == Job.State.QUEUED:
+        return True
+    kind = kind_of(job.kind)
+    return job.state == Job.State.RUNNING and kind is not None and kind.stops_when_asked and not job.cancel_requested
+
+
+def kind_choices() -> list[tuple[str, str]]:
+    return sorted((kind.name, kind.label) for kind in kinds())
+
+
+def cancel(job: Job) -> Job:
+    """Cancel a queued job at once, or ask a running one to stop at its next report; :class:`CannotCancel` says why
+    not. Its task is revoked where it was queued (best effort: a task that finds its job cancelled does nothing)."""
+    if not cancellable(job):
+        if job.is_finished:
+            raise CannotCancel(f"job {job.pk} has ended ({job.state}): there is nothing to cancel")
+        raise CannotCancel(f"job {job.pk} is running and a {job.kind} job cannot stop midway; it ends by itself")
+    kind = kind_of(job.kind)
+    row = job.as_kind()
+    if kind is not None and kind.cancel is not None:
+        kind.cancel(row)
+    elif lifecycle.request_cancel(job.pk) == "cancelled":
+        _revoke(job)
+        if kind is not None:
+            kind.ended(row)  # a queued import's upload goes
+    job.refresh_from_db()
+    return job
+
+
+def _revoke(job: Job) -> None:
+    from webapp.core.queue import job_task_id
+
+    try:
+        from webapp.celery import app
+
+        app.control.revoke(job.task_id or job_task_id(job.as_kind()))
+    except Exception:
+        logger.warning("job %s: could not revoke its task", job.pk, exc_info=True)
