@@ -36,9 +36,9 @@ class GivenSpan:
 
 
 def link_text(active: ActiveLinker, text: str, spans: Sequence[GivenSpan] | None, k: int, types: bool = True) -> dict[str, Any]:
-    """The response body of POST /api/link (see LinkResponseSerializer). ``types=False`` skips the re-ranker's pass
-    where it only types (it kept the retriever's order): the ranking is the same, the types are left out; a
-    re-ranker that re-orders still ranks (and types)."""
+    """The response body of POST /api/link (see webapp.api.link_serializers.LinkResponseSerializer).
+    ``types=False`` skips the re-ranker's pass where it only types (it kept the retriever's order): the ranking is
+    the same, the types are left out; a re-ranker that re-orders still ranks (and types)."""
     linker = active.linker
     if spans is None:
         # Raw names, not the normalised ones: only they tell an acronym ("CADASIL") from a word.

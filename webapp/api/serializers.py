@@ -3,108 +3,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.db import models
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-from rest_framework.utils import html
 
+from webapp.api.fields import (
+    SingleValuedForm,
+    SlugLookupField,
+    StrictModelSerializer,
+    UploadSlugField,
+    umls_codes_field,
+    validate_metadata,
+)
 from webapp.imports.models import ImportJob
 from webapp.core.public import public_message
 from webapp.core.uploads import upload_folder
 from webapp.corpus.formats import FORMATS
-from webapp.corpus.formats.records import MAX_METADATA_DEPTH, has_nul, too_deep
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.services.decisions import LINK_ACTIONS, Scope
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion
-
-
-class SlugLookupField(serializers.SlugRelatedField):
-    """A slug looked up in the database, refusing NUL first: PostgreSQL cannot compare text holding one."""
-
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, str) and "\x00" in data:
-            raise serializers.ValidationError("NUL characters are not allowed")
-        return super().to_internal_value(data)
-
-    def get_value(self, dictionary: Any) -> Any:
-        # A form's "dictionary=" reaches run_validation as "", not as the null DRF makes of it.
-        if html.is_html_input(dictionary) and dictionary.get(self.field_name) == "":
-            return ""
-        return super().get_value(dictionary)
-
-    def run_validation(self, data: Any = serializers.empty) -> Any:
-        # DRF reads "" as null for a relation (an HTML form's empty choice); the schema says a slug or null.
-        if data == "":
-            raise serializers.ValidationError("may not be blank: give a slug" + (", or null for none" if self.allow_null else ""))
-        return super().run_validation(data)
-
-
-class RawLengthCharField(serializers.CharField):
-    """A text whose max_length holds for the text as given: DRF trims blanks first, so a 204-character title with
-    four leading blanks passed a maxLength of 200 that the schema states of the text sent."""
-
-    def run_validation(self, data: Any = serializers.empty) -> Any:
-        if isinstance(data, str) and self.max_length is not None and len(data) > self.max_length:
-            self.fail("max_length", max_length=self.max_length)
-        return super().run_validation(data)
-
-
-class StrictModelSerializer(serializers.ModelSerializer):
-    """A model's text fields with RawLengthCharField."""
-
-    serializer_field_mapping = {
-        **serializers.ModelSerializer.serializer_field_mapping,
-        models.CharField: RawLengthCharField,
-        models.SlugField: serializers.SlugField,  # a slug has no blanks to trim
-    }
-
-
-class SingleValuedForm(serializers.Serializer):
-    """A form (multipart) body gives each field once: DRF reads the last of a repeated field, so languages=A and
-    languages=B (the array a client meant) answered 202 with B alone."""
-
-    def to_internal_value(self, data: Any) -> Any:
-        getlist = getattr(data, "getlist", None)
-        if getlist is not None:
-            repeated = {name: [f"given {len(getlist(name))} times; give it once"] for name in self.fields
-                        if len(getlist(name)) > 1}
-            if repeated:
-                raise serializers.ValidationError(repeated)
-        return super().to_internal_value(data)
-
-
-# JSON's literals: a multipart form has no null or boolean, so a client that sends one gets its name as text. As a
-# slug it would name a dictionary "null"; it is refused instead.
-RESERVED_SLUGS = frozenset({"null", "true", "false"})
-
-
-class UploadSlugField(serializers.SlugField):
-    """A slug given in a form (multipart): not one of JSON's literals."""
-
-    def to_internal_value(self, data: Any) -> str:
-        slug = super().to_internal_value(data)
-        if slug.lower() in RESERVED_SLUGS:
-            raise serializers.ValidationError(f"{slug!r} is reserved (a form cannot tell it from JSON's {slug.lower()})")
-        return slug
-
-
-def umls_codes_field(what: str, help_text: str) -> serializers.RegexField:
-    """Comma-separated UMLS abbreviations (SAB or LAT: MSH, SNOMEDCT_US, ENG): upper case, each starting with a letter."""
-    return serializers.RegexField(
-        r"^\s*[A-Z][A-Z0-9_.-]*(\s*,\s*[A-Z][A-Z0-9_.-]*)*\s*$", required=False, allow_blank=True, max_length=2000,
-        help_text=help_text,
-        error_messages={"invalid": f"expected {what} as upper-case UMLS abbreviations separated by commas"},
-    )
-
-
-def validate_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
-    """Document metadata as PostgreSQL's jsonb can store it and the app can encode it back."""
-    if has_nul(metadata):
-        raise serializers.ValidationError("NUL characters are not allowed, in keys or values")
-    if too_deep(metadata):
-        raise serializers.ValidationError(f"nested too deeply (more than {MAX_METADATA_DEPTH} levels)")
-    return metadata
 
 
 class DictionaryVersionSerializer(serializers.ModelSerializer):
@@ -425,90 +342,3 @@ class ConflictSerializer(serializers.Serializer):
     current = MentionSerializer()
 
 
-# --- POST /api/link ---------------------------------------------------------------------------------
-
-
-class SpanInputSerializer(serializers.Serializer):
-    start = serializers.IntegerField(min_value=0)
-    end = serializers.IntegerField(min_value=1)
-    mention_type = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if attrs["end"] <= attrs["start"]:
-            raise serializers.ValidationError("end must be greater than start")
-        return attrs
-
-
-class LinkRequestSerializer(serializers.Serializer):
-    dictionary = serializers.SlugField(help_text="The dictionary whose active index links the text.")
-    text = serializers.CharField(max_length=100_000, trim_whitespace=False)
-    mentions = SpanInputSerializer(
-        many=True, required=False, max_length=2000,
-        help_text="Spans to link; left out, mentions are found by matching the dictionary's names.",
-    )
-    k = serializers.IntegerField(min_value=1, max_value=50, default=10, help_text="Candidates per mention part.")
-    types = serializers.BooleanField(
-        default=True,
-        help_text="The LATTE re-ranker's types (predicted, latent, conflicts). false: where the re-ranker only types "
-        "(it kept the retriever's order) its pass is skipped, about a third of a request's time; a re-ranker that "
-        "re-orders still ranks.",
-    )
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        bad = {i: f"span {m['start']}-{m['end']} is outside the text (length {len(attrs['text'])})"
-               for i, m in enumerate(attrs.get("mentions") or []) if m["end"] > len(attrs["text"])}
-        if bad:
-            raise serializers.ValidationError({"mentions": bad})
-        return attrs
-
-
-class LatentTypeSerializer(serializers.Serializer):
-    index = serializers.IntegerField(help_text="The latent type's number in the re-ranker (0 to K-1).")
-    label = serializers.CharField(help_text="Its first three typical names.")
-    typical_names = serializers.ListField(child=serializers.CharField(),
-                                          help_text="The dictionary names most typical of it, computed at training.")
-    probability = serializers.FloatField()
-
-
-class PredictedTypeSerializer(serializers.Serializer):
-    type = serializers.CharField(help_text="A known type of the dictionary (e.g. a MEDIC slim).")
-    probability = serializers.FloatField()
-
-
-class CandidateSerializer(serializers.Serializer):
-    rank = serializers.IntegerField()
-    part = serializers.IntegerField()
-    concept_id = serializers.CharField()
-    preferred_name = serializers.CharField(allow_blank=True)
-    matched_name = serializers.CharField()
-    score = serializers.FloatField()
-    dense = serializers.FloatField(allow_null=True)
-    sparse = serializers.FloatField(allow_null=True)
-    known_types = serializers.ListField(child=serializers.CharField())
-    latent_type = LatentTypeSerializer(allow_null=True, help_text="The candidate's most likely latent type (a LATTE re-ranker's).")
-    type_conflict = serializers.BooleanField(help_text="Its known types do not meet the mention's predicted ones.")
-    homonyms = serializers.ListField(child=serializers.CharField(),
-                                     help_text="Other concepts owning the matched name: choosing is a convention.")
-
-
-class LinkedMentionSerializer(serializers.Serializer):
-    start = serializers.IntegerField()
-    end = serializers.IntegerField()
-    text = serializers.CharField()
-    mention_type = serializers.CharField(allow_blank=True)
-    source = serializers.ChoiceField(choices=["given", "detected"])
-    ranked_by = serializers.ChoiceField(choices=["retriever", "latte"],
-                                        help_text="Who ordered the candidates: the retriever or the LATTE re-ranker.")
-    predicted_types = PredictedTypeSerializer(many=True, help_text="The mention's known types as the re-ranker predicts them, best first.")
-    latent_type = LatentTypeSerializer(allow_null=True)
-    confidence = serializers.FloatField(allow_null=True, help_text="Calibrated probability that the top-1 is right (null: not calibrated).")
-    nil = serializers.BooleanField(allow_null=True, help_text="The confidence is below the index's no-concept threshold.")
-    candidates = CandidateSerializer(many=True)
-
-
-class LinkResponseSerializer(serializers.Serializer):
-    dictionary = serializers.CharField()
-    release = serializers.CharField()
-    model_version = serializers.CharField()
-    index_version = serializers.IntegerField()
-    mentions = LinkedMentionSerializer(many=True)

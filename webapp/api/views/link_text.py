@@ -11,12 +11,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle, ScopedRateThrottle, UserRateThrottle
 
+from webapp.api.link_serializers import LinkRequestSerializer, LinkResponseSerializer
 from webapp.api.linking import GivenSpan, link_text
 from webapp.api.permissions import IsCuratorForAll
-from webapp.api.serializers import (
-    LinkRequestSerializer,
-    LinkResponseSerializer,
-)
 from webapp.api.views.common import RejectNulMixin
 from webapp.linking.registry import get_active_linker
 from webapp.vocab.models import Dictionary
