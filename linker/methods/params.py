@@ -87,7 +87,7 @@ class ParamError(ValueError):
 
 
 def param(default: Any, label: str, help: str = "", **spec: Any) -> Any:
-    """A dataclass field with ``default`` (a list or tuple is copied for each instance) and its :class:`Param`."""
+    """A dataclass field with ``default`` (a list, dict or set is copied for each instance) and its :class:`Param`."""
     metadata = {_KEY: Param(label, help, **spec)}
     if isinstance(default, list | dict | set):
         return field(default_factory=lambda: type(default)(default), metadata=metadata)

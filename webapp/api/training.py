@@ -100,7 +100,7 @@ class TrainingRunStartSerializer(serializers.Serializer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # The registered methods now (linker.recipe), not when this module was imported.
-        method: serializers.ChoiceField = self.fields["method"]  # type: ignore[assignment]
+        method: serializers.ChoiceField = self.fields["method"]
         method.choices = method_choices()
         method.help_text = "; ".join(f"{name}: {label}" for name, label in method.choices.items()) + (
             ". biosyn when left out; params['method'] works too.")

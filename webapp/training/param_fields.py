@@ -46,10 +46,13 @@ def param_form_field(cls: type, p: ParamField) -> forms.Field:
     initial = None if empty else p.default
     if p.kind == "bool":
         return forms.BooleanField(initial=p.default, **common)
-    if p.kind in ("int", "float"):
-        number = forms.IntegerField if p.kind == "int" else forms.FloatField
-        return number(min_value=spec.low, max_value=spec.high, initial=initial, widget=forms.NumberInput(attrs=attrs),
-                      **common)
+    if p.kind == "int":
+        low, high = (None if b is None else int(b) for b in (spec.low, spec.high))
+        return forms.IntegerField(min_value=low, max_value=high, initial=initial, widget=forms.NumberInput(attrs=attrs),
+                                  **common)
+    if p.kind == "float":
+        return forms.FloatField(min_value=spec.low, max_value=spec.high, initial=initial,
+                                widget=forms.NumberInput(attrs=attrs), **common)
     if p.kind == "list" and spec.choices:
         return forms.MultipleChoiceField(choices=spec.choices, initial=initial, widget=forms.CheckboxSelectMultiple,
                                          **common)

@@ -41,7 +41,7 @@ class ExtraParam:
 
     @property
     def field(self) -> ParamField:
-        return ParamField(self.name, "int", False, self.default, self.spec)
+        return ParamField(self.name, "list" if self.ids else "int", False, self.default, self.spec)
 
     def check(self, value: Any) -> Any:
         if not self.ids:

@@ -78,6 +78,7 @@ class StartRunForm(forms.Form):
         self.param_fields: dict[str, dict[str, ParamField]] = {}  # method -> field name -> its parameter
         self.group_of: dict[str, tuple[str, str]] = {}  # field -> (group key, legend)
         self.leading: set[str] = set()  # fields that choose among the workbench's rows, first in their group
+        self._params: dict[str, Any] = {}  # what clean() found the chosen method's fields ask for
         self._add_fields()
         base: forms.ModelChoiceField = self.fields["base_encoder"]  # type: ignore[assignment]
         base.empty_label = default_base_label()
@@ -135,7 +136,7 @@ class StartRunForm(forms.Form):
     @property
     def field_methods(self) -> dict[str, str]:
         """The fields that only some of their group's methods read: field -> those methods (``data-methods``)."""
-        groups = {key: set() for key, _ in self.group_of.values()}
+        groups: dict[str, set[str]] = {key: set() for key, _ in self.group_of.values()}
         for name, (key, _) in self.group_of.items():
             groups[key] |= set(self.served[name])
         out = {name: " ".join(self.served[name]) for name in ("collections", "eval_collection")
