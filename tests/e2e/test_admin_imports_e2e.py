@@ -12,8 +12,8 @@ import pytest
 from tests.conftest import PASSWORD
 from tests.e2e.conftest import login
 from tests.integration.conftest import celery_worker_process  # noqa: F401  (a fixture: a real worker)
-from webapp.imports.models import ImportJob
 from webapp.corpus.models import Collection, Document
+from webapp.imports.models import ImportJob
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
 pytestmark = pytest.mark.worker

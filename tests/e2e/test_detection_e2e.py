@@ -13,9 +13,9 @@ from playwright.sync_api import expect
 from tests.conftest import PASSWORD
 from tests.e2e.conftest import login, select_offsets
 from tests.integration.detection_helpers import detection_worker, mini_dictionary, mini_index, notes, wait_for  # noqa: F401
-from webapp.imports.models import ImportJob
 from webapp.corpus.models import Document, Mention
 from webapp.curation.models import Decision
+from webapp.imports.models import ImportJob
 from webapp.linking.registry import forget_all
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow]

@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from tests.conftest import PASSWORD
 from tests.e2e.conftest import login
-from webapp.jobs.lease import JobLease
 from webapp.imports.models import ImportJob
+from webapp.jobs.lease import JobLease
 
 
 @pytest.fixture

@@ -14,12 +14,12 @@ import pytest
 
 from tasks.imports import run_import
 from tests.integration.test_training_runs import _start_worker, _stop
-from webapp.jobs.sweep import fail_lost_jobs
-from webapp.jobs.lease import JobLease, leased
-from webapp.imports.models import ImportJob
 from webapp.core.queue import job_task_id, send_now
 from webapp.core.uploads import new_upload_folder
 from webapp.corpus.models import Collection, Document, Mention
+from webapp.imports.models import ImportJob
+from webapp.jobs.lease import JobLease, leased
+from webapp.jobs.sweep import fail_lost_jobs
 from webapp.training.models import Evaluation, IndexVersion, WordVectorUpload
 from webapp.vocab.models import Dictionary, DictionaryVersion
 

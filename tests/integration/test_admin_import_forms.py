@@ -14,10 +14,10 @@ from django.test import Client
 from django.utils import timezone
 from pytest_django.asserts import assertContains, assertNotContains
 
-from webapp.imports.queueing import ImportRefused, document_format
-from webapp.imports.models import ImportJob
 from webapp.corpus.formats.services import import_documents
 from webapp.corpus.models import Collection, Document
+from webapp.imports.models import ImportJob
+from webapp.imports.queueing import ImportRefused, document_format
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
 DICTIONARY_URL, DOCUMENTS_URL, TEXT_URL = "/imports/dictionary/", "/imports/documents/", "/imports/text/"

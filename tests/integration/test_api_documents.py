@@ -11,8 +11,8 @@ from bioc import biocjson, biocxml
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from webapp.imports.models import ImportJob
 from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.imports.models import ImportJob
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, HierarchyEdge, Name
 
 pytestmark = pytest.mark.django_db

@@ -16,8 +16,8 @@ from rest_framework.test import APIClient
 
 from linker.data import ConceptRecord
 from linker.linker import Linker
-from webapp.imports.models import ImportJob
 from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.imports.models import ImportJob
 from webapp.linking.registry import forget_all
 from webapp.training.models import IndexVersion
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name

@@ -12,8 +12,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from webapp.imports.models import ImportJob
 from webapp.corpus.models import Collection, Document
+from webapp.imports.models import ImportJob
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from webapp.imports.models import ImportJob
 from webapp.corpus.models import Collection
+from webapp.imports.models import ImportJob
 from webapp.training import word_vectors as word_vector_service
 from webapp.training.models import IndexVersion, TrainingRun, WordVectorUpload
 from webapp.vocab.models import Dictionary, DictionaryVersion

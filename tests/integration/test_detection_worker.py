@@ -12,8 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from tests.integration.detection_helpers import detection_worker, mini_dictionary, mini_index, notes, wait_for  # noqa: F401
-from webapp.imports.models import ImportJob
 from webapp.corpus.models import Document
+from webapp.imports.models import ImportJob
 from webapp.linking.registry import forget_all
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]

@@ -14,11 +14,11 @@ from rest_framework.test import APIClient
 from tasks.imports import run_import
 from tests.integration.test_import_dictionary import MEDIC_HEADER, MEDIC_ROWS, medic_text
 from tests.integration.test_import_refusals import nothing_written, tmp_zip, upload, write
-from webapp.imports.models import ImportJob
 from webapp.corpus.formats import FormatError
 from webapp.corpus.formats.services import import_documents
 from webapp.corpus.importers import import_pubtator
 from webapp.corpus.models import Collection, Document
+from webapp.imports.models import ImportJob
 from webapp.vocab.importers import import_dictionary
 from webapp.vocab.models import Dictionary, DictionaryVersion
 

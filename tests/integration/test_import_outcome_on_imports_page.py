@@ -14,8 +14,8 @@ from pytest_django.asserts import assertContains, assertNotContains
 from rest_framework.test import APIClient
 
 from tasks.imports import run_import
-from webapp.imports.models import ImportJob
 from webapp.corpus.models import Document
+from webapp.imports.models import ImportJob
 
 pytestmark = pytest.mark.django_db
 

@@ -13,11 +13,11 @@ from django.db import connection
 
 from linker.data import iter_pubtator
 from tasks.imports import run_import
-from webapp.jobs.lease import JobLease
-from webapp.imports.models import ImportJob
-from webapp.jobs.progress import ProgressRecorder
 from webapp.corpus import importers
 from webapp.corpus.models import Document
+from webapp.imports.models import ImportJob
+from webapp.jobs.lease import JobLease
+from webapp.jobs.progress import ProgressRecorder
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

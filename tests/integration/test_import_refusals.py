@@ -20,11 +20,11 @@ from rest_framework.test import APIClient
 from linker.data import ParseError
 from tasks.imports import run_import
 from tests.integration.test_import_dictionary import medic_text
-from webapp.imports.models import ImportJob
 from webapp.corpus.formats import FormatError
 from webapp.corpus.formats.services import import_documents
 from webapp.corpus.importers import import_pubtator
 from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.imports.models import ImportJob
 from webapp.vocab.importers import import_dictionary
 from webapp.vocab.models import Dictionary
 

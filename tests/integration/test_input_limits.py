@@ -23,9 +23,9 @@ from rest_framework.test import APIClient
 from tasks.imports import run_import
 from tests.integration.test_import_dictionary import OBO_TEXT
 from webapp.core import limits
-from webapp.imports.models import ImportJob
 from webapp.corpus.formats.services import import_documents
 from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.imports.models import ImportJob
 from webapp.vocab.importers import import_dictionary
 from webapp.vocab.models import Dictionary
 

@@ -23,12 +23,12 @@ import pytest
 from django.db import connection
 
 from tests.integration.conftest import PROJECT_ROOT, database_url
+from webapp.core.queue import broker_task_ids, job_task_id
+from webapp.corpus.models import Collection
 from webapp.imports.jobs import queue_import
 from webapp.imports.models import ImportJob
-from webapp.core.queue import broker_task_ids, job_task_id
-from webapp.jobs.sweep import remove_orphan_uploads, requeue_lost_messages
-from webapp.corpus.models import Collection
 from webapp.jobs.models import Job
+from webapp.jobs.sweep import remove_orphan_uploads, requeue_lost_messages
 from webapp.training.index_jobs import index_build_lock, new_build_job
 from webapp.training.models import Evaluation, IndexVersion, TrainingRun, WordVectorUpload
 from webapp.vocab.models import Dictionary, DictionaryVersion

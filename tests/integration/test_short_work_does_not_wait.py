@@ -14,12 +14,12 @@ import pytest
 
 from tests.integration.conftest import database_url
 from webapp.celery import app
-from webapp.imports.jobs import RUN_IMPORT
-from webapp.jobs.lease import leased
-from webapp.imports.models import ImportJob
 from webapp.core.queue import job_task_id, send_now
 from webapp.corpus.detection import NO_INDEX_PREFIX
 from webapp.corpus.models import Document
+from webapp.imports.jobs import RUN_IMPORT
+from webapp.imports.models import ImportJob
+from webapp.jobs.lease import leased
 from webapp.launcher import worker_argvs
 from webapp.supervision import Child
 from webapp.vocab.models import Dictionary, DictionaryVersion

@@ -14,13 +14,20 @@ import pytest
 from django.db import OperationalError, connection
 from django.utils import timezone
 
-from tests.integration.test_training_runs import TINY, _collection, _dictionary, _start_worker, _stop, recover_stale_runs
-from webapp.jobs.sweep import STALE_AFTER
+from tests.integration.test_training_runs import (
+    TINY,
+    _collection,
+    _dictionary,
+    _start_worker,
+    _stop,
+    recover_stale_runs,
+)
 from webapp.corpus.models import Collection
+from webapp.jobs.sweep import STALE_AFTER
+from webapp.jobs.sweeper import SWEEP_EVERY_S, JobSweeper
 from webapp.training.models import TrainingRun
 from webapp.training.progress import HEARTBEAT_EVERY_S, Heartbeat
 from webapp.training.runs import start_run
-from webapp.jobs.sweeper import SWEEP_EVERY_S, JobSweeper
 from webapp.vocab.models import Dictionary
 
 PROMISE_S = 30.0  # a dead worker's run is failed within this

@@ -12,12 +12,12 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from webapp.imports.queueing import document_format
 from webapp.corpus.formats import FormatError
 from webapp.corpus.formats.services import import_documents
 from webapp.corpus.formats.text import clean_text, read_text
 from webapp.corpus.models import Collection, Document, Mention
 from webapp.curation.export import export_documents
+from webapp.imports.queueing import document_format
 
 pytestmark = pytest.mark.django_db
 

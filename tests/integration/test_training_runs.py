@@ -18,8 +18,8 @@ from django.utils import timezone
 
 from tests.integration.conftest import PROJECT_ROOT, Worker, database_url
 from webapp.corpus.models import Collection, Document, Link, Mention
-from webapp.jobs.sweep import STALE_AFTER, fail_lost_jobs
 from webapp.curation.models import Decision, HardNegative
+from webapp.jobs.sweep import STALE_AFTER, fail_lost_jobs
 from webapp.training.dataset import build_snapshot
 from webapp.training.errors import RunError
 from webapp.training.evaluation import start_evaluation

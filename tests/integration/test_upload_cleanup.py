@@ -18,10 +18,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import OperationalError
 from rest_framework.test import APIClient
 
-from webapp.imports.jobs import import_ended
-from webapp.jobs.lease import JobLease
-from webapp.imports.models import ImportJob
 from webapp.core.uploads import new_upload_folder, upload_folder
+from webapp.imports.jobs import import_ended
+from webapp.imports.models import ImportJob
+from webapp.jobs.lease import JobLease
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

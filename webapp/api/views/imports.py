@@ -28,10 +28,10 @@ from webapp.api.views.common import (
     check_upload_request,
     save_upload,
 )
-from webapp.imports.jobs import queue_import
 from webapp.core.limits import LimitExceeded, check_path
-from webapp.imports.models import ImportJob
 from webapp.core.uploads import new_upload_folder
+from webapp.imports.jobs import queue_import
+from webapp.imports.models import ImportJob
 
 
 class ImportJobViewSet(RejectNulMixin, mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
