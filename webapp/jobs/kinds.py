@@ -9,7 +9,7 @@ was lost, and what to tidy once it has ended (an upload no job reads any more).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from webapp.jobs.models import Job
@@ -50,7 +50,6 @@ class JobKind:
     ended: Callable[[Any], None] = _no_cleanup  # tidying once it ended (its upload removed)
     stops_when_asked: bool = False  # whether a running one honours a cancel request (between batches)
     cancel: Callable[[Any], None] | None = None  # a kind's own cancel (its row's state too); None: the job's
-    options: dict[str, Any] = field(default_factory=dict)
 
 
 _KINDS: dict[str, JobKind] = {}
