@@ -115,6 +115,7 @@ def test_the_run_page_shows_its_parameters(tiny, world, alice, alice_client: Cli
     rows = re.findall(r'<tr data-param="(\w+)"><td>([^<]+)</td><td class="value">([^<]+)', main.group())
     assert rows == [("size", "Tiny size", "4 "), ("flavour", "Flavour", "salty, as asked")]
     assert 'data-param="patience"' in html  # under "every other parameter"
+    assert "Tiny (a test&#x27;s method)" in html  # the run's method by its label: TrainingRun.method's choices are the table's
 
 
 def test_it_is_gone_once_unregistered(world, alice_client: Client) -> None:  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from webapp.jobs import lifecycle
 from webapp.jobs.models import Job
-from webapp.training.methods import RegisteredMethods
+from webapp.training.methods import RegisteredMethods, method_choices
 from webapp.training.models.encoders import EncoderModel, WordVectorModel
 from webapp.training.models.indexes import IndexVersion
 from webapp.training.models.job_link import job_link
@@ -66,7 +66,7 @@ class TrainingRun(Job):
         "corpus.Collection", null=True, blank=True, on_delete=models.SET_NULL, related_name="evaluation_runs",
         help_text="Gold collection the trained model is evaluated on (Acc@1, Acc@5; a tagger: span precision, recall, F1).",
     )
-    method = models.CharField(max_length=32, choices=Method.choices, default=Method.BIOSYN)
+    method = models.CharField(max_length=32, choices=method_choices, default=Method.BIOSYN)  # the registered ones
     base_model = models.CharField(max_length=500, blank=True, help_text="Local Hugging Face folder; empty: the default base model.")
     params = models.JSONField(default=dict, blank=True, help_text="Hyperparameters (the method's defaults filled in).")
     phase = models.CharField(max_length=32, blank=True, help_text="snapshot, synonym-pretrain, biosyn, candidates, latte, latent-types, hierarchy-pretrain, word-vectors, bne, dan, tagger, index, evaluate")
