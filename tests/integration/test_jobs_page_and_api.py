@@ -14,9 +14,11 @@ from pytest_django.asserts import assertContains, assertNotContains
 from webapp.core.uploads import new_upload_folder
 from webapp.corpus.models import Collection
 from webapp.imports.models import ImportJob
+from webapp.jobs.kinds import row_of
 from webapp.jobs.models import Job
+from webapp.linking.models import IndexVersion
 from webapp.training.index_jobs import new_build_job
-from webapp.training.models import Evaluation, IndexVersion, TrainingRun, WordVectorUpload
+from webapp.training.models import Evaluation, TrainingRun, WordVectorUpload
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
 pytestmark = pytest.mark.django_db
@@ -125,7 +127,7 @@ def test_a_job_is_the_row_of_its_kind() -> None:
     d = Dictionary.objects.create(slug="d", title="D")
     run = TrainingRun.objects.create(dictionary=d)
     job = Job.objects.get(pk=run.pk)
-    assert job.kind == "training" and isinstance(job.as_kind(), TrainingRun)
+    assert job.kind == "training" and isinstance(row_of(job), TrainingRun)
     assert TrainingRun.objects.filter(state="queued").get() == run
 
 

@@ -69,5 +69,9 @@ def kinds() -> list[JobKind]:
 
 
 def row_of(job: Job) -> Job:
-    """A job as the row of its kind (``Job.as_kind``)."""
-    return job.as_kind()
+    """A job as the row of its kind (a ``TrainingRun``, an ``ImportJob``, ...): what its pages show. A kind without
+    a row of its own (an index build, a detection batch) is the job itself."""
+    kind = kind_of(job.kind)
+    if kind is None or isinstance(job, kind.model()):
+        return job
+    return kind.model().objects.filter(pk=job.pk).first() or job

@@ -98,12 +98,3 @@ class Job(models.Model):
         if self.started_at is None:
             return None
         return ((self.finished_at or timezone.now()) - self.started_at).total_seconds()
-
-    def as_kind(self) -> Job:
-        """This job as the row of its kind (a ``TrainingRun``, an ``ImportJob``, ...): what its pages show."""
-        from webapp.jobs.kinds import kind_of
-
-        spec = kind_of(self.kind)
-        if spec is None or isinstance(self, spec.model()):
-            return self
-        return spec.model().objects.filter(pk=self.pk).first() or self

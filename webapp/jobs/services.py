@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 
 from webapp.jobs import lifecycle
-from webapp.jobs.kinds import kind_of, kinds
+from webapp.jobs.kinds import kind_of, kinds, row_of
 from webapp.jobs.models import Job
 
 logger = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ def jobs(kind: str = "", state: str = "", parent: int | None = None) -> QuerySet
 
 def describe(job: Job) -> JobView:
     kind = kind_of(job.kind)
-    row = job.as_kind()
+    row = row_of(job)
     subject = url = ""
     if kind is not None:
         try:
@@ -74,7 +74,7 @@ def cancel(job: Job) -> Job:
             raise CannotCancel(f"job {job.pk} has ended ({job.state}): there is nothing to cancel")
         raise CannotCancel(f"job {job.pk} is running and a {job.kind} job cannot stop midway; it ends by itself")
     kind = kind_of(job.kind)
-    row = job.as_kind()
+    row = row_of(job)
     if kind is not None and kind.cancel is not None:
         kind.cancel(row)
     elif lifecycle.request_cancel(job.pk) == "cancelled":
@@ -91,6 +91,6 @@ def _revoke(job: Job) -> None:
     try:
         from webapp.celery import app
 
-        app.control.revoke(job.task_id or job_task_id(job.as_kind()))
+        app.control.revoke(job.task_id or job_task_id(row_of(job)))
     except Exception:
         logger.warning("job %s: could not revoke its task", job.pk, exc_info=True)

@@ -36,7 +36,7 @@ from django.utils import timezone
 from webapp.core.queue import QueueUnavailable, broker_task_ids, job_task_id, send_now
 from webapp.core.uploads import upload_folder, upload_folders
 from webapp.jobs import lifecycle
-from webapp.jobs.kinds import JobKind, kind_of, kinds
+from webapp.jobs.kinds import JobKind, kind_of, kinds, row_of
 from webapp.jobs.lease import leased, try_take_over
 from webapp.jobs.models import Job
 
@@ -92,7 +92,7 @@ def _fail_lost(pk: int, kind_name: str, stale_after: timedelta) -> str:
                                     .filter(pk=pk, state=Job.State.RUNNING), stale_after).first()
         if locked is None:
             return ""  # ended, beating again, or being swept by another process
-        row = locked.as_kind()
+        row = row_of(locked)
         reason = kind.lost_reason(row) if kind else "the worker running it stopped"
         failed = kind.fail(row, reason) if kind and kind.fail else lifecycle.fail(pk, reason)
     if not failed:
