@@ -29,7 +29,8 @@ from linker.methods.base import Method, Report, RunContext, TrainingCallbacks, T
 from linker.methods.biosyn import BIOSYN, HISTORIES, BioSynRecipeConfig
 from linker.methods.bne import BNE, BNERecipeConfig
 from linker.methods.dan import DAN, DANRecipeConfig
-from linker.methods.hiprbert import HIPRBERT, HiPrBERTRecipeConfig
+from linker.methods.hiprbert import HIPRBERT
+from linker.methods.hiprbert_params import HiPrBERTRecipeConfig
 from linker.methods.latte import LATTE, LatteRecipeConfig
 from linker.methods.tagger import TAGGER, TaggerRecipeConfig
 from linker.methods.word_vectors import FASTTEXT, FastTextRecipeConfig

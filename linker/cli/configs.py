@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from linker.methods.biosyn import BioSynRecipeConfig
-from linker.methods.hiprbert import HiPrBERTRecipeConfig
+from linker.methods.hiprbert_params import HiPrBERTRecipeConfig
 from linker.methods.latte import LatteRecipeConfig
 from linker.methods.tagger import TaggerRecipeConfig
 from linker.train import BioSynConfig

@@ -11,7 +11,7 @@ from typing import Any
 from linker.cli.common import logged_callbacks, read_docs, read_texts
 from linker.data import iter_dictionary
 from linker.dictionary import NameTable
-from linker.methods.hiprbert import HiPrBERTRecipeConfig
+from linker.methods.hiprbert_params import HiPrBERTRecipeConfig
 from linker.methods.latte import LatteRecipeConfig
 from linker.methods.tagger import TaggerRecipeConfig
 from linker.text import Preprocessor, TextConfig

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,69 +19,11 @@ from linker.encoders.transformer import TransformerEncoder
 from linker.hierarchy.graph import HierarchySource, NoHierarchyError
 from linker.hierarchy.training import HierarchyPretrainConfig
 from linker.methods.base import BASE_ENCODER, Method, Report, RunContext, TrainingCallbacks, TrainingInputs
-from linker.methods.hiprbert_params import HiPrBERTParams
-from linker.train import STUDENT_LAYERS, choose_device, resolve_scope
+from linker.methods.hiprbert_params import HiPrBERTParams, HiPrBERTRecipeConfig
 
-__all__ = ["HiPrBERTRecipeConfig", "hiprbert_config", "train_hiprbert_artifact", "HIPRBERT", "MANIFEST"]
+__all__ = ["hiprbert_config", "train_hiprbert_artifact", "HIPRBERT", "MANIFEST"]
 
 MANIFEST = "hierarchy.json"  # what the base encoder was trained on; marks the folder as a base encoder
-
-
-@dataclass(frozen=True)
-class _ScopeDefaults:
-    batch_size: int
-    max_batches: int  # per epoch; 0: all
-    layers: tuple[int, ...] | None
-    lr: float
-
-
-# Measured on this project's 2-core CPU: the student trains at 130-180 names/s (2 threads, nothing else
-# running; peak RSS 1.5 GB), so 1,000 batches of 128 names (about 60 % of the 1,733 batches of one pass over
-# CTD MEDIC, HPO and DOID with the NCBI, BC5CDR and MedMentions mentions) take 12-16 minutes.
-# The paper's learning rate (2e-5) is for its 120K steps; the student's 1,000 steps at 2e-5 barely move the
-# model, and at 1e-4 every held-out hierarchy AUC but one rose (bench/RESULTS.md, 2026-11-28).
-_SCOPES = {
-    "full": _ScopeDefaults(batch_size=256, max_batches=0, layers=None, lr=2e-5),
-    "student": _ScopeDefaults(batch_size=128, max_batches=1000, layers=STUDENT_LAYERS, lr=1e-4),
-}
-
-
-@dataclass
-class HiPrBERTRecipeConfig:
-    """The pre-training hyperparameters and the run options around them; ``None`` takes the scope's default.
-
-    ``holdout_share`` of each dictionary's concepts (chosen by a hash of the id, :func:`held_out`) never
-    appears in training; with ``holdout_share > 0`` the report scores the hierarchy on them
-    (:mod:`linker.hierarchy.evaluation`)."""
-
-    pretrain: HierarchyPretrainConfig = field(default_factory=HierarchyPretrainConfig)
-    scope: str = "auto"  # auto | full | student
-    epochs: int | None = None
-    batch_size: int | None = None
-    max_batches: int | None = None
-    lr: float | None = None
-    layers: tuple[int, ...] | None = None
-    distances: str | None = None  # hierarchy | synonym
-    holdout_share: float = 0.0
-    holdout_seed: int = 13
-    device: str | None = None
-
-    def resolve(self) -> HiPrBERTRecipeConfig:
-        device = str(choose_device(self.device))
-        scope = resolve_scope(self.scope, device)
-        if scope not in _SCOPES:
-            raise ValueError(f"hierarchy pre-training trains the transformer: scope full or student, not {scope!r}")
-        defaults = _SCOPES[scope]
-        pretrain = replace(
-            self.pretrain,
-            epochs=self.epochs if self.epochs is not None else self.pretrain.epochs,
-            batch_size=self.batch_size if self.batch_size is not None else defaults.batch_size,
-            max_batches=self.max_batches if self.max_batches is not None else defaults.max_batches,
-            lr=self.lr if self.lr is not None else defaults.lr,
-            distances=self.distances or self.pretrain.distances,
-        )
-        layers = self.layers if self.layers is not None else defaults.layers
-        return replace(self, pretrain=pretrain, scope=scope, device=device, layers=layers)
 
 
 def _sources(inputs: TrainingInputs, cfg: HiPrBERTRecipeConfig) -> tuple[list[HierarchySource], dict[str, list[str]]]:

@@ -235,7 +235,8 @@ def test_concept_mention_files_skip_the_test_split(tmp_path: Path) -> None:
 
 
 def test_the_method_writes_a_base_encoder_that_biosyn_and_index_builds_load(tmp_path: Path) -> None:
-    from linker.methods.hiprbert import MANIFEST, HiPrBERTRecipeConfig
+    from linker.methods.hiprbert import MANIFEST
+    from linker.methods.hiprbert_params import HiPrBERTRecipeConfig
     from linker.recipe import TrainingInputs, train
 
     source = HierarchySource.from_records("toy", _records(TOY))

@@ -61,7 +61,7 @@ def _inputs(table: NameTable, out: Path) -> TrainingInputs:
 
 
 def test_the_methods_are_in_the_table_and_a_name_is_registered_once(echo: Method[_EchoConfig]) -> None:
-    from linker.methods.hiprbert import HiPrBERTRecipeConfig
+    from linker.methods.hiprbert_params import HiPrBERTRecipeConfig
 
     assert METHODS["biosyn"].config_class is BioSynRecipeConfig
     assert METHODS["latte"].config_class is LatteRecipeConfig
