@@ -17,17 +17,18 @@ from typing import Any
 
 from django.db import transaction
 
+from linker.methods.word_vector_params import OWN_VECTOR_PARAMS
 from webapp.core.queue import QueueUnavailable, enqueue, job_task_id
 from webapp.corpus.models import Collection
+from webapp.linking.models import EncoderModel
 from webapp.training.base_encoders import check_base_encoder
 from webapp.training.errors import RunError
 from webapp.training.held_out import check_held_out, run_training_data
 from webapp.training.hierarchy_inputs import check_has_hierarchy
 from webapp.training.job_caps import check_training_run_cap
 from webapp.training.latte import base_index
-from webapp.training.models import EncoderModel, TrainingRun, WordVectorModel
+from webapp.training.models import TrainingRun, WordVectorModel
 from webapp.training.params import clean_params, params_method
-from webapp.training.word_vector_params import OWN_VECTOR_PARAMS
 from webapp.training.word_vectors import check_word_vectors
 from webapp.vocab.models import Dictionary
 
