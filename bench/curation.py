@@ -136,7 +136,7 @@ def prepare(cfg: Config) -> dict[str, Any]:
     from django.core.management import call_command
     from django.db.models import Count
 
-    from webapp.training.models import IndexVersion
+    from webapp.linking.models import IndexVersion
     from webapp.vocab.models import Name
 
     timings: dict[str, float] = {}

@@ -124,7 +124,7 @@ def prepare(data: Path, base_artifact: Path | None, keep_base: Path | None) -> t
     from django.core.management import call_command
 
     from webapp.corpus.models import Collection
-    from webapp.training.models import EncoderModel, IndexVersion
+    from webapp.linking.models import EncoderModel, IndexVersion
     from webapp.training.services import activate_index
     from webapp.vocab.models import Dictionary
 

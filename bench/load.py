@@ -521,7 +521,7 @@ def prepare_from_database(cfg: Config) -> dict[str, Any]:
     """The copied database's dictionary, active index and collection; curators, tokens and suggestions added."""
     from webapp.corpus.models import Collection
     from webapp.curation.services import suggest_for_collection
-    from webapp.training.models import IndexVersion
+    from webapp.linking.models import IndexVersion
 
     collection = Collection.objects.select_related("dictionary").get(slug=COLLECTION)
     index = IndexVersion.objects.filter(dictionary=collection.dictionary, state=IndexVersion.State.ACTIVE).first()

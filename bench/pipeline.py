@@ -124,7 +124,7 @@ def main(cfg: Config) -> dict[str, Any]:
 def prepare(cfg: Config) -> dict[str, Any]:
     from django.core.management import call_command
 
-    from webapp.training.models import DetectorVersion
+    from webapp.linking.models import DetectorVersion
     from webapp.vocab.models import Dictionary
 
     timings: dict[str, Any] = {}

@@ -577,7 +577,7 @@ def stage_index(cfg: Config) -> dict[str, Any]:
     from linker.index import DenseIndex
     from linker.linker import Linker
     from linker.retrieval import RetrievalConfig
-    from webapp.training.models import IndexVersion
+    from webapp.linking.models import IndexVersion
     from webapp.training.services import concept_records
 
     version = _scale_version()
@@ -763,8 +763,8 @@ def _minilm_projection(sample: Sequence[str]) -> dict[str, Any]:
 
 
 def stage_panel(cfg: Config) -> dict[str, Any]:
+    from webapp.linking.models import IndexVersion
     from webapp.linking.registry import forget_all
-    from webapp.training.models import IndexVersion
     from webapp.training.services import activate_index
 
     _scale_version()
@@ -849,8 +849,8 @@ def stage_medic(cfg: Config) -> dict[str, Any]:
     from django.core.management import call_command
 
     from webapp.corpus.models import Collection
+    from webapp.linking.models import IndexVersion
     from webapp.linking.registry import forget_all
-    from webapp.training.models import IndexVersion
     from webapp.vocab.models import Dictionary
 
     out: dict[str, Any] = {}

@@ -17,7 +17,7 @@ def build_index_task(index_id: int, activate: bool = False) -> str:
     ``activate_when_built``: a build queued again by the sweep keeps it), activate it and re-link the open mentions
     of its dictionary's collections. A build cancelled, failed, or whose cancel came too late to stop it is not
     activated."""
-    from webapp.training.models import IndexVersion
+    from webapp.linking.models import IndexVersion
     from webapp.training.services import build_index, promote_index
 
     index = IndexVersion.objects.select_related("dictionary", "dictionary_version", "encoder", "first_stage").get(pk=index_id)

@@ -19,8 +19,8 @@ from linker.rerank.model import LatteConfig
 from linker.rerank.results import LinkedMention
 from linker.rerank.training import RerankTrainingConfig
 from webapp.corpus.models import Collection, Mention
+from webapp.linking.models import IndexVersion
 from webapp.training.dataset import gold_documents
-from webapp.training.models import IndexVersion
 from webapp.training.services import activate_index, concept_records
 from webapp.vocab.models import Concept, DictionaryVersion
 

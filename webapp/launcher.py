@@ -97,7 +97,7 @@ def _ensure_indexes(dense: bool) -> None:
     """
     from webapp.corpus.models import Collection
     from webapp.curation.services import suggest_for_collection
-    from webapp.training.models import IndexVersion
+    from webapp.linking.models import IndexVersion
     from webapp.training.services import activate_index, build_index, create_index_version
     from webapp.vocab.models import Dictionary
 
@@ -119,7 +119,7 @@ def _ensure_indexes(dense: bool) -> None:
 
 def _zero_shot_encoder():  # type: ignore[no-untyped-def]
     from linker.encoders.transformer import default_base_model
-    from webapp.training.models import EncoderModel
+    from webapp.linking.models import EncoderModel
 
     folder = default_base_model().resolve()
     encoder, _ = EncoderModel.objects.get_or_create(

@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "webapp.training",
     "webapp.curation",
     "webapp.projects",
+    "webapp.linking",
     "webapp.imports",
 ]
 

@@ -13,7 +13,8 @@ from tests.conftest import PASSWORD
 from tests.e2e.conftest import login
 from tests.integration.test_run_comparison import DEV, TRAIN, _dictionary, _evaluation, _gold, _run_index
 from webapp.corpus.models import Mention
-from webapp.training.models import Evaluation, IndexVersion, TrainingRun
+from webapp.linking.models import IndexVersion
+from webapp.training.models import Evaluation, TrainingRun
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from tests.e2e.conftest import login
 from webapp.corpus.models import Document, Link, Mention
 from webapp.curation.models import Decision
 from webapp.curation.services.suggestions import suggest_for_collection
+from webapp.linking.models import IndexVersion
 from webapp.linking.registry import forget_all
-from webapp.training.models import IndexVersion
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -20,8 +20,8 @@ from tests.conftest import PASSWORD
 from tests.e2e.conftest import login
 from tests.integration.test_index_build_progress import CONCEPTS, index_worker  # noqa: F401 (a fixture)
 from webapp.corpus.models import Collection, Document, Mention
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.linking.registry import get_active_linker
-from webapp.training.models import EncoderModel, IndexVersion
 from webapp.training.relinking import relinking
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 

@@ -11,8 +11,9 @@ from tests.e2e.conftest import login
 from webapp.corpus.models import Collection
 from webapp.imports.models import ImportJob
 from webapp.jobs.models import Job
+from webapp.linking.models import IndexVersion
 from webapp.training.index_jobs import new_build_job
-from webapp.training.models import Evaluation, IndexVersion, TrainingRun
+from webapp.training.models import Evaluation, TrainingRun
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
 

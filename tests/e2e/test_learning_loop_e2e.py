@@ -12,7 +12,8 @@ from django.utils import timezone
 from tests.conftest import PASSWORD
 from tests.e2e.conftest import login
 from webapp.corpus.models import Collection
-from webapp.training.models import Evaluation, IndexVersion, PromotionGate, RetrainPolicy, TrainingRun
+from webapp.linking.models import IndexVersion
+from webapp.training.models import Evaluation, PromotionGate, RetrainPolicy, TrainingRun
 from webapp.training.params import clean_params
 from webapp.vocab.models import Dictionary, DictionaryVersion
 

@@ -11,7 +11,8 @@ from tests.conftest import PASSWORD
 from tests.e2e.conftest import login
 from tests.integration.test_training_hiprbert import TREE, _collection, _dictionary
 from tests.integration.test_training_runs import _wait, training_worker  # noqa: F401 (a fixture)
-from webapp.training.models import EncoderModel, TrainingRun
+from webapp.linking.models import EncoderModel
+from webapp.training.models import TrainingRun
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow]
 

@@ -14,7 +14,7 @@ from linker.data import ConceptRecord, Synonym
 from linker.linker import Linker
 from tests.integration.conftest import Worker, running_worker
 from webapp.corpus.models import Collection
-from webapp.training.models import IndexVersion
+from webapp.linking.models import IndexVersion
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
 RECORDS = [

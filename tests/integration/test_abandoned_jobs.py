@@ -20,7 +20,8 @@ from webapp.corpus.models import Collection, Document, Mention
 from webapp.imports.models import ImportJob
 from webapp.jobs.lease import JobLease, leased
 from webapp.jobs.sweep import fail_lost_jobs
-from webapp.training.models import Evaluation, IndexVersion, WordVectorUpload
+from webapp.linking.models import IndexVersion
+from webapp.training.models import Evaluation, WordVectorUpload
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
 PROMISE_S = 30.0  # a killed worker's job is failed within this of a worker (or launcher) sweeping

@@ -14,8 +14,8 @@ from rest_framework.test import APIClient
 from linker.cli import link_main
 from linker.data import ConceptRecord, Synonym, iter_pubtator
 from linker.linker import Linker
+from webapp.linking.models import IndexVersion
 from webapp.linking.registry import forget_all
-from webapp.training.models import IndexVersion
 from webapp.vocab.importers import import_dictionary
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, KnownType, KnownTypeVocabulary, Name
 

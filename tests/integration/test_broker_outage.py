@@ -17,8 +17,9 @@ from rest_framework.test import APIClient
 
 from webapp.corpus.models import Collection
 from webapp.imports.models import ImportJob
+from webapp.linking.models import IndexVersion
 from webapp.training import word_vectors as word_vector_service
-from webapp.training.models import IndexVersion, TrainingRun, WordVectorUpload
+from webapp.training.models import TrainingRun, WordVectorUpload
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
 # on_commit hooks must run: the task is published after the row commits.

@@ -14,8 +14,8 @@ from webapp.curation.models import Decision
 from webapp.curation.services.auto_accept import LINKER_USERNAME
 from webapp.curation.services.suggestions import suggest_for_collection
 from webapp.curation.services.undo import undo
+from webapp.linking.models import IndexVersion
 from webapp.linking.registry import forget_all
-from webapp.training.models import IndexVersion
 from webapp.training.services import activate_index, build_index, create_index_version
 from webapp.vocab.models import Dictionary, Name
 

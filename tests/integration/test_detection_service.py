@@ -15,8 +15,8 @@ from webapp.corpus.formats.services import import_records
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation import services
 from webapp.curation.services.detection import detect_documents
+from webapp.linking.models import IndexVersion
 from webapp.linking.registry import forget_all
-from webapp.training.models import IndexVersion
 from webapp.training.services import promote_index
 
 pytestmark = pytest.mark.django_db

@@ -13,9 +13,9 @@ from django.db import IntegrityError, transaction
 from rest_framework.test import APIClient
 
 from linker.detect.spans import Span
+from webapp.linking.models import DetectorVersion
 from webapp.linking.taggers import forget_all, get_active_tagger
 from webapp.training.detectors import DetectorActivationError, activate_detector, retire_detector
-from webapp.training.models import DetectorVersion
 from webapp.vocab.models import Dictionary
 
 

@@ -16,8 +16,8 @@ from linker.encoders.dan import DANConfig, DANEncoder
 from linker.encoders.wordvec import FastTextConfig, WordVectors
 from linker.linker import Linker
 from linker.retrieval import RetrievalConfig
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.training import services
-from webapp.training.models import EncoderModel, IndexVersion
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -27,10 +27,10 @@ from django.db import connection, transaction
 from tests.integration.conftest import PROJECT_ROOT, Worker, database_url
 from tests.integration.test_training_runs import _stop
 from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.linking.registry import forget_all
 from webapp.training import services
 from webapp.training.index_progress import ConsoleProgress, IndexProgressRecorder
-from webapp.training.models import EncoderModel, IndexVersion
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
 pytestmark = pytest.mark.django_db(transaction=True)

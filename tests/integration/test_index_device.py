@@ -15,9 +15,9 @@ import torch
 
 from tests.integration.conftest import PROJECT_ROOT
 from webapp.linking.devices import batch_device, serving_device
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.linking.registry import forget_all, load_linker
 from webapp.training import services
-from webapp.training.models import EncoderModel, IndexVersion
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
 pytestmark = pytest.mark.django_db

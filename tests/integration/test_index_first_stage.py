@@ -21,7 +21,8 @@ from rest_framework.test import APIClient
 from tests.integration.test_training_runs import training_worker  # noqa: F401 (a fixture)
 from tests.integration.test_training_word_vectors import CONCEPTS, _dictionary, _gold
 from webapp.corpus.models import Collection, Document, Link, Mention
-from webapp.training.models import EncoderModel, IndexVersion, TrainingRun
+from webapp.linking.models import EncoderModel, IndexVersion
+from webapp.training.models import TrainingRun
 from webapp.vocab.models import Dictionary
 
 LAMBDA = 0.7  # the transformer linker's own sparse weight, which the combined index keeps

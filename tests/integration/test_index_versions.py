@@ -7,8 +7,8 @@ import threading
 import pytest
 from django.db import IntegrityError, connection, transaction
 
+from webapp.linking.models import IndexVersion
 from webapp.linking.registry import forget_all, get_active_linker
-from webapp.training.models import IndexVersion
 from webapp.training.services import ActivationError, activate_index, build_index, create_index_version
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 

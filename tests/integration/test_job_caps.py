@@ -17,7 +17,8 @@ from tests.conftest import PASSWORD
 from tests.integration.conftest import PROJECT_ROOT
 from tests.integration.test_training_runs import _collection, _dictionary
 from webapp.corpus.models import Collection
-from webapp.training.models import IndexVersion, TrainingRun
+from webapp.linking.models import IndexVersion
+from webapp.training.models import TrainingRun
 from webapp.training.runs import cancel_run, start_run
 from webapp.training.services import queue_index_build
 

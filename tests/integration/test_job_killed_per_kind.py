@@ -27,8 +27,9 @@ from webapp.imports.models import ImportJob
 from webapp.jobs.lease import leased
 from webapp.jobs.models import Job
 from webapp.jobs.sweep import fail_lost_jobs
+from webapp.linking.models import IndexVersion
 from webapp.training.index_jobs import new_build_job
-from webapp.training.models import Evaluation, IndexVersion, TrainingRun, WordVectorUpload
+from webapp.training.models import Evaluation, TrainingRun, WordVectorUpload
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from tasks.imports import run_import
 from tests.integration.test_import_dictionary import medic_text
 from webapp.core.public import PublicMessageField, public_message
 from webapp.imports.models import ImportJob
-from webapp.training.models import IndexVersion
+from webapp.linking.models import IndexVersion
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
 pytestmark = pytest.mark.django_db

@@ -29,8 +29,9 @@ from webapp.imports.jobs import queue_import
 from webapp.imports.models import ImportJob
 from webapp.jobs.models import Job
 from webapp.jobs.sweep import remove_orphan_uploads, requeue_lost_messages
+from webapp.linking.models import IndexVersion
 from webapp.training.index_jobs import index_build_lock, new_build_job
-from webapp.training.models import Evaluation, IndexVersion, TrainingRun, WordVectorUpload
+from webapp.training.models import Evaluation, TrainingRun, WordVectorUpload
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -14,7 +14,8 @@ from tests.integration.conftest import running_worker
 from tests.integration.test_training_runs import DEV_DOCS, TINY, _collection, _dictionary
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.services.decisions import decide
-from webapp.training.models import Evaluation, IndexVersion, PromotionGate, RetrainPolicy, TrainingRun
+from webapp.linking.models import IndexVersion
+from webapp.training.models import Evaluation, PromotionGate, RetrainPolicy, TrainingRun
 from webapp.training.services import activate_index, build_index, create_index_version
 from webapp.vocab.models import Concept
 

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from webapp.corpus.models import Collection
+from webapp.linking.models import IndexVersion
 from webapp.training.loop import GateRefused, check_gate, promote_through_gate, save_gate, save_policy
-from webapp.training.models import Evaluation, IndexVersion, PromotionGate, RetrainPolicy, TrainingRun
+from webapp.training.models import Evaluation, PromotionGate, RetrainPolicy, TrainingRun
 from webapp.vocab.models import Dictionary, DictionaryVersion
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from tasks.releases import carry_over_task
 from tests.integration.release_fixtures import write_releases
 from webapp.corpus.models import Collection, Document, Link, Mention
-from webapp.training.models import IndexVersion
+from webapp.linking.models import IndexVersion
 from webapp.training.releases import review_links, review_synonyms
 from webapp.training.services import activate_index, build_index, create_index_version
 from webapp.vocab.importers import import_dictionary

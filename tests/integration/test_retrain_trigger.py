@@ -13,8 +13,9 @@ from django.utils import timezone
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.models import Decision
 from webapp.curation.services.decisions import decide
+from webapp.linking.models import IndexVersion
 from webapp.training.loop import gate_run, maybe_trigger, nightly_retrain, recheck_waiting
-from webapp.training.models import Evaluation, IndexVersion, PromotionGate, RetrainPolicy, TrainingRun
+from webapp.training.models import Evaluation, PromotionGate, RetrainPolicy, TrainingRun
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
 TEXTS = ["asthma", "wheezing", "bronchial asthma", "asthmatic attack", "airway disease", "reactive airways",

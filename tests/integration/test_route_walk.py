@@ -22,11 +22,12 @@ from tests.integration.project_fixtures import demo_collection, make_user  # noq
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation import services
 from webapp.curation.models import Decision
+from webapp.linking.models import IndexVersion
 from webapp.projects.models import Assignment, Member, Project
 from webapp.projects.services.membership import add_member, create_project
 from webapp.teamwork.services.assignment import Mode, assign
 from webapp.training.evaluation import run_evaluation
-from webapp.training.models import Evaluation, IndexVersion
+from webapp.training.models import Evaluation
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]

@@ -12,6 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.training.comparison import changed_mentions, comparison_matrix
 from webapp.training.evaluation import (
     evaluate_linker,
@@ -19,7 +20,7 @@ from webapp.training.evaluation import (
     run_evaluation,
     start_evaluation,
 )
-from webapp.training.models import EncoderModel, Evaluation, IndexVersion, MentionOutcome, TrainingRun
+from webapp.training.models import Evaluation, MentionOutcome, TrainingRun
 from webapp.training.params import clean_params
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 

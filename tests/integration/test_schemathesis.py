@@ -27,8 +27,8 @@ from linker.data import ConceptRecord, Synonym
 from linker.linker import Linker
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.imports.models import ImportJob
+from webapp.linking.models import IndexVersion
 from webapp.linking.registry import forget_all
-from webapp.training.models import IndexVersion
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, HierarchyEdge, Name
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]

@@ -8,8 +8,9 @@ from rest_framework.test import APIClient
 
 from tests.integration.test_training_runs import _wait, training_worker  # noqa: F401 (a fixture)
 from webapp.corpus.models import Collection, Document, Mention
+from webapp.linking.models import DetectorVersion
 from webapp.training.errors import RunError
-from webapp.training.models import DetectorVersion, TrainingRun
+from webapp.training.models import TrainingRun
 from webapp.training.params import clean_params, default_params
 from webapp.training.runs import start_run
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name

@@ -16,10 +16,11 @@ from rest_framework.test import APIClient
 
 from tests.integration.test_training_runs import TINY, _wait, training_worker  # noqa: F401 (a fixture)
 from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.training.errors import RunError
 from webapp.training.execution import run_training
 from webapp.training.hierarchy_inputs import dictionary_source, hierarchy_inputs
-from webapp.training.models import EncoderModel, IndexVersion, TrainingRun
+from webapp.training.models import TrainingRun
 from webapp.training.runs import start_run
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, HierarchyEdge, Name
 

@@ -14,9 +14,10 @@ from tests.integration.conftest import PROJECT_ROOT
 from tests.integration.test_training_runs import _wait, training_worker  # noqa: F401 (a fixture)
 from webapp.corpus.models import Collection, Mention
 from webapp.curation.models import Decision, HardNegative
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.linking.registry import forget_all, get_active_linker
 from webapp.training.errors import RunError
-from webapp.training.models import EncoderModel, IndexVersion, TrainingRun
+from webapp.training.models import TrainingRun
 from webapp.training.runs import start_run
 from webapp.training.services import activate_index, build_index, create_index_version
 from webapp.vocab.models import Concept, Dictionary

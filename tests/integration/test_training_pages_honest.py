@@ -17,10 +17,11 @@ from rest_framework.test import APIClient
 
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.models import Decision
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.training.errors import RunError
 from webapp.training.evaluation import start_evaluation
 from webapp.training.held_out import check_held_out, index_overlap, run_overlap, trained_collections
-from webapp.training.models import EncoderModel, Evaluation, IndexVersion, TrainingExample, TrainingRun
+from webapp.training.models import Evaluation, TrainingExample, TrainingRun
 from webapp.training.param_table import parameter_rows
 from webapp.training.params import clean_params
 from webapp.training.runs import start_run

@@ -20,10 +20,11 @@ from tests.integration.conftest import PROJECT_ROOT, Worker, database_url
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.models import Decision, HardNegative
 from webapp.jobs.sweep import STALE_AFTER, fail_lost_jobs
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.training.dataset import build_snapshot
 from webapp.training.errors import RunError
 from webapp.training.evaluation import start_evaluation
-from webapp.training.models import EncoderModel, Evaluation, IndexVersion, TrainingExample, TrainingRun
+from webapp.training.models import Evaluation, TrainingExample, TrainingRun
 from webapp.training.params import clean_params, default_params, resolved_params
 from webapp.training.runs import cancel_run, start_run
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name

@@ -15,9 +15,10 @@ from rest_framework.test import APIClient
 
 from tests.integration.test_training_runs import _wait, training_worker  # noqa: F401 (a fixture)
 from webapp.corpus.models import Collection, Document, Link, Mention
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.training.errors import RunError
 from webapp.training.execution import run_training
-from webapp.training.models import EncoderModel, IndexVersion, TrainingRun, WordVectorModel
+from webapp.training.models import TrainingRun, WordVectorModel
 from webapp.training.params import clean_params
 from webapp.training.runs import start_run
 from webapp.training.word_vector_inputs import fasttext_inputs, run_texts

@@ -16,9 +16,10 @@ from rest_framework.test import APIClient
 from linker.data import ConceptRecord, Synonym
 from linker.linker import Linker
 from webapp.corpus.models import Collection
+from webapp.linking.models import IndexVersion
 from webapp.training import word_vectors as service
 from webapp.training.errors import RunError
-from webapp.training.models import IndexVersion, WordVectorModel, WordVectorUpload
+from webapp.training.models import WordVectorModel, WordVectorUpload
 from webapp.training.runs import start_run
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 

@@ -18,8 +18,8 @@ from rest_framework.response import Response
 
 from webapp.api.permissions import IsAdmin
 from webapp.api.views import RejectNulMixin
+from webapp.linking.models import DetectorVersion
 from webapp.training.detectors import DetectorActivationError, activate_detector, retire_detector
-from webapp.training.models import DetectorVersion
 
 
 class DetectorVersionSerializer(serializers.ModelSerializer):

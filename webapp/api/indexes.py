@@ -17,10 +17,10 @@ from rest_framework.response import Response
 from webapp.api.permissions import IsAdmin
 from webapp.api.schema import ErrorSerializer
 from webapp.api.views import RejectNulMixin
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.training.errors import RunError
 from webapp.training.index_builds import IndexBuildError
 from webapp.training.job_caps import JobCapReached
-from webapp.training.models import EncoderModel, IndexVersion
 from webapp.training.services import queue_index_build
 from webapp.vocab.models import Dictionary
 

@@ -17,11 +17,12 @@ from webapp.api.permissions import IsAdmin
 from webapp.api.schema import ErrorSerializer
 from webapp.api.views import RejectNulMixin
 from webapp.corpus.models import Collection
+from webapp.linking.models import DetectorVersion
 from webapp.training.base_encoders import get_base_encoder
 from webapp.training.errors import RunError
 from webapp.training.job_caps import JobCapReached
 from webapp.training.methods import method_choices
-from webapp.training.models import DetectorVersion, TrainingRun, WordVectorModel
+from webapp.training.models import TrainingRun, WordVectorModel
 from webapp.training.params import method_fields
 from webapp.training.runs import cancel_run, start_run
 from webapp.training.word_vectors import get_word_vectors

@@ -34,7 +34,7 @@ from webapp.core.uploads import new_upload_folder, upload_folder
 from webapp.corpus.formats import FORMATS
 from webapp.imports.jobs import queue_import
 from webapp.imports.models import ImportJob
-from webapp.training.models import IndexVersion
+from webapp.linking.models import IndexVersion
 
 DICTIONARY_FORMAT_LABELS = {"medic": "MEDIC TSV", "dnorm": "DNorm/BioSyn text", "obo": "OBO", "umls": "UMLS RRF"}
 

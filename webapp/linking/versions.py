@@ -1,11 +1,9 @@
 """Which index version and which detector version serve a dictionary: the queries serving asks of the database.
 
-Every page, worker and linker that needs "the active index of this dictionary" (or its active tagger) asks here,
-and this is the one module of :mod:`webapp.linking` that reads training's models. The models themselves
-(:class:`~webapp.training.models.IndexVersion`, :class:`~webapp.training.models.DetectorVersion`) still live in
-training, which builds, trains and promotes them: the one upward import of this layer, listed in pyproject's
-layers contract until they move down here (issue #42). At most one version of each is active per dictionary; the
-database enforces it.
+Every page, worker and linker that needs "the active index of this dictionary" (or its active tagger) asks here.
+The models (:class:`~webapp.linking.models.IndexVersion`, :class:`~webapp.linking.models.DetectorVersion`) are
+serving's; training, above it, builds, trains and promotes them. At most one version of each is active per
+dictionary; the database enforces it.
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ from typing import Any, Protocol
 
 from django.db.models import QuerySet
 
-from webapp.training.models import DetectorVersion, IndexVersion
+from webapp.linking.models import DetectorVersion, IndexVersion
 
 __all__ = ["Artifact", "active_detector", "active_detector_ids", "active_index", "active_index_by_slug",
            "active_index_ids", "has_active_index", "index_created_at"]

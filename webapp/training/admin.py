@@ -1,15 +1,7 @@
 from django.contrib import admin
 
-from webapp.training.models import (
-    DetectorVersion,
-    EncoderModel,
-    Evaluation,
-    IndexVersion,
-    TrainingExample,
-    TrainingRun,
-    WordVectorModel,
-    WordVectorUpload,
-)
+from webapp.linking.models import DetectorVersion, EncoderModel, IndexVersion
+from webapp.training.models import Evaluation, TrainingExample, TrainingRun, WordVectorModel, WordVectorUpload
 
 
 @admin.register(EncoderModel)

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from django.db.models import QuerySet
 
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.training.errors import RunError
 from webapp.training.hierarchy_report import HierarchyReport, hierarchy_report
-from webapp.training.models import EncoderModel, IndexVersion, TrainingRun
+from webapp.training.models import TrainingRun
 
 __all__ = ["BaseEncoderRow", "base_encoder_rows", "base_encoders", "check_base_encoder", "default_base_label", "describe", "get_base_encoder", "started_from"]
 

@@ -14,11 +14,11 @@ from webapp.core.decorators import admin_required, curator_required
 from webapp.core.queue import QueueUnavailable
 from webapp.core.roles import is_admin
 from webapp.corpus.models import Collection
+from webapp.linking.models import IndexVersion
 from webapp.projects import access
 from webapp.training.comparison import build_cell, changed_mentions, comparison_matrix, latest_evaluation
 from webapp.training.errors import RunError
 from webapp.training.evaluation import start_evaluation
-from webapp.training.models import IndexVersion
 from webapp.vocab.models import Dictionary
 
 PAGE = "training/compare.html"

@@ -17,9 +17,10 @@ from django.db.models import Q
 
 from linker.evaluate import mcnemar_p
 from webapp.corpus.models import Collection, Mention
+from webapp.linking.models import IndexVersion
 from webapp.projects.access import visible_collections
 from webapp.training.held_out import find_overlap, trained_collections
-from webapp.training.models import Evaluation, IndexVersion, MentionOutcome, TrainingRun
+from webapp.training.models import Evaluation, MentionOutcome, TrainingRun
 from webapp.vocab.models import Concept, Dictionary
 
 __all__ = ["Cell", "Changes", "ChangedMention", "Matrix", "Row", "build_cell", "changed_mentions", "comparison_matrix",

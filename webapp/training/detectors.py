@@ -1,7 +1,7 @@
 """The switch of a dictionary's mention detector: which trained tagger serves it (serving itself is
 :mod:`webapp.linking.taggers`).
 
-A tagger run makes a ``ready`` :class:`~webapp.training.models.DetectorVersion`; an admin activates it
+A tagger run makes a ``ready`` :class:`~webapp.linking.models.DetectorVersion`; an admin activates it
 (:func:`activate_detector`: the one active before it retired, the new one active, in one transaction under a row
 lock, the database allowing one active per dictionary whatever happens). Every process serving taggers loads the
 new one on its next lookup (:func:`webapp.linking.taggers.get_active_tagger`).
@@ -15,8 +15,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from webapp.linking.models import DetectorVersion
 from webapp.linking.taggers import TAGGER_FILE
-from webapp.training.models import DetectorVersion
 from webapp.vocab.models import Dictionary
 
 __all__ = ["DetectorActivationError", "activate_detector", "retire_detector"]

@@ -17,10 +17,11 @@ from webapp.corpus.models import Collection, Document, Mention
 from webapp.jobs import lifecycle
 from webapp.jobs.lease import JobLease
 from webapp.linking.devices import batch_device, serving_device
+from webapp.linking.models import IndexVersion
 from webapp.training.dataset import gold_parts, plain_documents
 from webapp.training.errors import RunError
 from webapp.training.held_out import check_held_out, trained_collections
-from webapp.training.models import Evaluation, IndexVersion, MentionOutcome
+from webapp.training.models import Evaluation, MentionOutcome
 from webapp.vocab.models import Dictionary
 
 logger = logging.getLogger(__name__)

@@ -26,6 +26,7 @@ from django.db import transaction
 
 from linker import recipe
 from webapp.jobs.sweep import fail_lost_jobs
+from webapp.linking.models import DetectorVersion, EncoderModel, IndexVersion
 from webapp.training.base_encoders import started_from
 from webapp.training.calibration import calibrate_run
 from webapp.training.dataset import build_snapshot, dictionary_table, training_inputs
@@ -34,13 +35,7 @@ from webapp.training.evaluation import LinkerEvaluation, evaluate_linker_outcome
 from webapp.training.hierarchy_inputs import hierarchy_inputs
 from webapp.training.latte import base_index
 from webapp.training.latte_inputs import latte_inputs, latte_table
-from webapp.training.models import (
-    CANCELLED_BY_ADMIN,
-    DetectorVersion,
-    EncoderModel,
-    IndexVersion,
-    TrainingRun,
-)
+from webapp.training.models import CANCELLED_BY_ADMIN, TrainingRun
 from webapp.training.params import recipe_config
 from webapp.training.progress import Heartbeat, Reporter
 from webapp.training.tagger_inputs import provenance_line, tagger_inputs

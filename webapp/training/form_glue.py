@@ -17,10 +17,11 @@ from django import forms
 from django.db.models import Exists, OuterRef, QuerySet
 
 from webapp.corpus.models import Collection
+from webapp.linking.models import EncoderModel
 from webapp.training.base_encoders import base_encoders, describe
 from webapp.training.errors import RunError
 from webapp.training.hierarchy_inputs import check_has_hierarchy
-from webapp.training.models import EncoderModel, WordVectorModel
+from webapp.training.models import WordVectorModel
 from webapp.training.word_vectors import describe as describe_word_vectors
 from webapp.training.word_vectors import word_vector_models
 from webapp.vocab.models import Dictionary, HierarchyEdge

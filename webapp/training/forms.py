@@ -9,6 +9,7 @@ from django import forms
 from django.urls import reverse
 
 from linker.methods.word_vector_params import MAX_DIM
+from webapp.linking.models import EncoderModel
 from webapp.training.index_builds import (
     IndexBuildError,
     check_index_build,
@@ -18,7 +19,6 @@ from webapp.training.index_builds import (
     suggested_first_stage,
 )
 from webapp.training.index_builds import describe as describe_encoder
-from webapp.training.models import EncoderModel
 from webapp.vocab.models import Dictionary
 
 

@@ -24,8 +24,9 @@ from django.db.models import Q
 from django.db.models.functions import MD5
 
 from webapp.corpus.models import Collection, Document
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.training.errors import RunError
-from webapp.training.models import EncoderModel, IndexVersion, TrainingExample, TrainingRun
+from webapp.training.models import TrainingExample, TrainingRun
 
 __all__ = ["TrainingOverlap", "check_held_out", "find_overlap", "index_overlap", "run_overlap", "run_training_data",
            "trained_collections"]

@@ -10,7 +10,7 @@ from typing import Any
 
 from linker.hierarchy.evaluation import DISTANCE_PAIRS
 from linker.hierarchy.graph import DISTANCE_NAMES
-from webapp.training.models import EncoderModel
+from webapp.linking.models import EncoderModel
 
 __all__ = ["DistanceScore", "HierarchyReport", "SourceReport", "hierarchy_report"]
 

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from django.db.models import QuerySet
 
+from webapp.linking.models import EncoderModel
 from webapp.training.errors import RunError
-from webapp.training.models import EncoderModel, TrainingRun
+from webapp.training.models import TrainingRun
 from webapp.vocab.models import Dictionary
 
 __all__ = ["FAST_KINDS", "IndexBuildError", "check_index_build", "describe", "dictionaries_of", "encoder_dictionary", "fast_encoders",

@@ -19,7 +19,7 @@ from django.db import transaction
 from webapp.jobs import lifecycle
 from webapp.jobs.lease import JobLease, try_take_over
 from webapp.jobs.models import Job
-from webapp.training.models import IndexVersion
+from webapp.linking.models import IndexVersion
 
 INDEX_BUILD = "index-build"
 # A second builder of the same index waits this long for the first (a build takes minutes to hours).

@@ -16,7 +16,7 @@ from types import TracebackType
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from webapp.training.models import IndexVersion
+from webapp.linking.models import IndexVersion
 
 logger = logging.getLogger(__name__)
 

@@ -18,8 +18,9 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
+from webapp.linking.models import IndexVersion
 from webapp.training.errors import RunError
-from webapp.training.models import IndexVersion, TrainingRun
+from webapp.training.models import TrainingRun
 from webapp.vocab.models import Dictionary
 
 # Advisory lock namespaces (two-key locks; webapp.jobs.lease uses another).

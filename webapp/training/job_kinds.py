@@ -11,8 +11,9 @@ from django.urls import reverse
 from webapp.core.uploads import discard_upload
 from webapp.jobs.kinds import WORKER_LOST, JobKind, register
 from webapp.jobs.models import Job
+from webapp.linking.models import IndexVersion
 from webapp.training.index_jobs import INDEX_BUILD, fail_lost_build
-from webapp.training.models import Evaluation, IndexVersion, TrainingRun, WordVectorUpload
+from webapp.training.models import Evaluation, TrainingRun, WordVectorUpload
 
 
 def _run_subject(run: Any) -> str:

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from linker.rerank import LatentTypeSummary, latent_usage
+from webapp.linking.models import IndexVersion
 from webapp.linking.registry import get_active_linker
-from webapp.training.models import IndexVersion
 from webapp.vocab.models import Dictionary
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from webapp.linking.models import IndexVersion
 from webapp.training.errors import RunError
-from webapp.training.models import IndexVersion
 from webapp.vocab.models import Dictionary
 
 

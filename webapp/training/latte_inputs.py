@@ -26,8 +26,9 @@ from linker.text import TextConfig
 from webapp.corpus.models import Document
 from webapp.curation.models import Decision, HardNegative
 from webapp.curation.teaching import teaching_decisions
+from webapp.linking.models import IndexVersion
 from webapp.training.dataset import gold_parts, plain_documents
-from webapp.training.models import IndexVersion, TrainingExample, TrainingRun
+from webapp.training.models import TrainingExample, TrainingRun
 from webapp.training.services import concept_records
 from webapp.vocab.models import Concept, DictionaryVersion
 

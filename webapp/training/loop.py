@@ -35,9 +35,10 @@ from webapp.core.queue import QueueUnavailable, enqueue
 from webapp.corpus.models import Collection
 from webapp.curation.models import Decision
 from webapp.curation.teaching import teaching_decisions
+from webapp.linking.models import IndexVersion
 from webapp.training.errors import RunError
 from webapp.training.evaluation import start_evaluation
-from webapp.training.models import Evaluation, IndexVersion, PromotionGate, RetrainPolicy, TrainingRun
+from webapp.training.models import Evaluation, PromotionGate, RetrainPolicy, TrainingRun
 from webapp.training.params import clean_params
 from webapp.training.runs import start_run
 from webapp.training.services import ActivationError, promote_index

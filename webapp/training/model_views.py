@@ -27,6 +27,7 @@ from django_htmx.http import HttpResponseStopPolling
 from webapp.core.decorators import admin_required, curator_required
 from webapp.core.queue import QueueUnavailable
 from webapp.corpus.models import Collection
+from webapp.linking.models import DetectorVersion, EncoderModel, IndexVersion
 from webapp.projects import access
 from webapp.training.base_encoders import base_encoder_rows
 from webapp.training.detectors import DetectorActivationError, activate_detector, retire_detector
@@ -36,7 +37,6 @@ from webapp.training.index_builds import IndexBuildError
 from webapp.training.index_progress import duration
 from webapp.training.job_caps import JobCapReached
 from webapp.training.latent import active_models, latent_types
-from webapp.training.models import DetectorVersion, EncoderModel, IndexVersion
 from webapp.training.relinking import collection_linking, relinking, watching
 from webapp.training.services import cancel_index_build, queue_index_build
 from webapp.training.word_vectors import (

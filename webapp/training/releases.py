@@ -28,8 +28,8 @@ from django.utils import timezone
 from linker.text import normalize
 from webapp.core.queue import enqueue, job_task_id
 from webapp.corpus.models import Link
+from webapp.linking.models import IndexVersion
 from webapp.training.index_jobs import build_ended
-from webapp.training.models import IndexVersion
 from webapp.training.services import create_index_version
 from webapp.vocab.models import Concept, DictionaryVersion, Name, ReleaseCarryOver
 from webapp.vocab.releases import previous_release, survivors

@@ -11,7 +11,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from webapp.corpus.models import Collection, Link, Mention
-from webapp.training.models import IndexVersion
+from webapp.linking.models import IndexVersion
 
 # Open: what the re-linking touches (a decided mention keeps the suggestions it was decided on).
 OPEN = (Mention.Status.PENDING, Mention.Status.SUGGESTED)

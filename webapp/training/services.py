@@ -33,6 +33,7 @@ from linker.scoring import scoring_for
 from webapp.core.queue import enqueue, job_task_id
 from webapp.jobs import lifecycle
 from webapp.linking.devices import batch_device
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.training.errors import RunError
 from webapp.training.index_builds import check_index_build
 from webapp.training.index_jobs import (
@@ -45,7 +46,7 @@ from webapp.training.index_jobs import (
 )
 from webapp.training.index_progress import LINKER_PHASES, Echo, IndexBuildCancelled, IndexProgressRecorder
 from webapp.training.job_caps import check_index_build_cap
-from webapp.training.models import CANCELLED_BY_ADMIN, EncoderModel, IndexVersion
+from webapp.training.models import CANCELLED_BY_ADMIN
 from webapp.training.signals import index_promoted
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 

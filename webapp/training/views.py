@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from webapp.core.decorators import admin_required
 from webapp.core.queue import QueueUnavailable
 from webapp.corpus.models import Collection
+from webapp.linking.models import DetectorVersion, IndexVersion
 from webapp.training.base_encoders import started_from
 from webapp.training.calibration import LINKER_METHODS, nil_decisions
 from webapp.training.errors import RunError
@@ -27,7 +28,7 @@ from webapp.training.hierarchy_report import hierarchy_report
 from webapp.training.job_caps import JobCapReached
 from webapp.training.loop import GateRefused, promote_through_gate
 from webapp.training.loop_views import loop_rows, refusal_message
-from webapp.training.models import DetectorVersion, Evaluation, IndexVersion, TrainingRun, WordVectorModel
+from webapp.training.models import Evaluation, TrainingRun, WordVectorModel
 from webapp.training.param_table import parameter_rows
 from webapp.training.run_form import StartRunForm
 from webapp.training.runs import cancel_run, start_run

@@ -1,13 +1,11 @@
 """training's models: the app's model module (Django's app registry loads every model from here).
 
-By responsibility: encoders and word vectors (:mod:`.encoders`), index and detector versions (:mod:`.indexes`),
-training runs and their examples (:mod:`.runs`), evaluations (:mod:`.evaluations`) and the learning loop's
-settings (:mod:`.loop`).
+By responsibility: word vectors (:mod:`.word_vectors`), training runs and their examples (:mod:`.runs`), evaluations (:mod:`.evaluations`) and the learning loop's
+settings (:mod:`.loop`). The encoders, index versions and detector versions that training makes are serving's
+(:mod:`webapp.linking.models`).
 """
 
-from webapp.training.models.encoders import EncoderModel, WordVectorModel, WordVectorUpload
 from webapp.training.models.evaluations import Evaluation, MentionOutcome
-from webapp.training.models.indexes import DetectorVersion, IndexVersion
 from webapp.training.models.loop import PromotionGate, RetrainPolicy
 from webapp.training.models.runs import (
     CANCELLED_BY_ADMIN,
@@ -16,9 +14,10 @@ from webapp.training.models.runs import (
     TrainingRun,
     append_log,
 )
+from webapp.training.models.word_vectors import WordVectorModel, WordVectorUpload
 
 __all__ = [
-    "CANCELLED_BY_ADMIN", "LOG_TAIL_LINES", "DetectorVersion", "EncoderModel", "Evaluation", "IndexVersion",
+    "CANCELLED_BY_ADMIN", "LOG_TAIL_LINES", "Evaluation",
     "MentionOutcome", "PromotionGate", "RetrainPolicy", "TrainingExample", "TrainingRun", "WordVectorModel",
     "WordVectorUpload", "append_log",
 ]

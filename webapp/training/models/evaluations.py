@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from webapp.jobs.models import Job
-from webapp.training.models.indexes import IndexVersion
+from webapp.linking.models import IndexVersion
 from webapp.training.models.job_link import job_link
 
 

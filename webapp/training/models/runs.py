@@ -9,10 +9,10 @@ from django.utils import timezone
 
 from webapp.jobs import lifecycle
 from webapp.jobs.models import Job
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.training.methods import RegisteredMethods, method_choices
-from webapp.training.models.encoders import EncoderModel, WordVectorModel
-from webapp.training.models.indexes import IndexVersion
 from webapp.training.models.job_link import job_link
+from webapp.training.models.word_vectors import WordVectorModel
 from webapp.vocab.models import Dictionary
 
 LOG_TAIL_LINES = 40

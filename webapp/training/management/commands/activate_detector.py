@@ -4,8 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from webapp.linking.models import DetectorVersion
 from webapp.training.detectors import DetectorActivationError, activate_detector
-from webapp.training.models import DetectorVersion
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from webapp.training.models import IndexVersion
+from webapp.linking.models import IndexVersion
 from webapp.training.services import ActivationError, promote_index
 
 

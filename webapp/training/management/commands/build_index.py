@@ -14,9 +14,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from webapp.core.queue import QueueUnavailable, job_task_id, send_now
 from webapp.corpus.models import Collection
+from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.training.errors import RunError
 from webapp.training.index_progress import ConsoleProgress
-from webapp.training.models import EncoderModel, IndexVersion
 from webapp.training.services import build_index, create_index_version, promote_index
 from webapp.vocab.models import Dictionary
 

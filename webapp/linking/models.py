@@ -1,13 +1,18 @@
-"""Index versions and detector versions: which linker and which mention tagger serve a dictionary.
+"""What serving serves: encoders, index versions and detector versions (the models of :mod:`webapp.linking`).
 
 An IndexVersion is an artifact folder (tf-idf, faiss index, encoder, maps) built for one dictionary version
-with one encoder (or none: sparse only) and, in front of a transformer, optionally a fast BNE/DAN first stage.
-At most one index per dictionary is active, enforced by the
-database; activation is one atomic switch (webapp.training.services.activate_index). A DetectorVersion is a
-trained mention tagger, one active per dictionary likewise.
+with one :class:`EncoderModel` (or none: sparse only) and, in front of a transformer, optionally a fast BNE/DAN
+first stage. A DetectorVersion is a trained mention tagger. At most one of each per dictionary is active, enforced
+by the database; training builds, trains and promotes them (webapp.training.services.activate_index,
+webapp.training.detectors.activate_detector), serving reads which are active (:mod:`.versions`).
+
+Their tables keep the names they had when these models were training's (``training_indexversion`` ...): the
+move was a change of Django's state only (linking's 0001, training's 0015).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from django.conf import settings
 from django.db import models
@@ -16,8 +21,60 @@ from django.utils import timezone
 
 from webapp.core.public import PublicMessageField
 from webapp.jobs.models import Job
-from webapp.training.models.encoders import EncoderModel
 from webapp.vocab.models import Dictionary, DictionaryVersion
+
+
+class EncoderModel(models.Model):
+    class Method(models.TextChoices):
+        ZERO_SHOT = "zero_shot", "Base model, untrained (zero-shot)"
+        SYNONYM_PRETRAIN = "synonym_pretrain", "Synonym pre-training (SapBERT-style)"
+        BIOSYN = "biosyn", "BioSyn (synonym marginalisation)"
+        LATTE = "latte", "LATTE re-ranker over a linker"
+        # Not a linker: a Hugging Face folder that BioSyn runs and index builds start from.
+        HIPRBERT = "hiprbert", "Base encoder: hierarchy pre-training (HiPrBERT)"
+        IMPORTED = "imported", "Imported linker artifact"
+        # Fast name encoders over word vectors (linker.encoders.bne / dan): linkers like BioSyn's.
+        BNE = "bne", "BNE (BiLSTM over characters and word vectors)"
+        DAN = "dan", "DAN (deep averaging network over word vectors)"
+
+    # What loads each method's encoder (linker.encoders.base.load_encoder reads the same from encoder.json).
+    KINDS = {Method.BNE: "bne", Method.DAN: "dan"}
+    KIND_LABELS = {"transformer": "Transformer", "bne": "BNE", "dan": "DAN"}
+
+    name = models.SlugField(max_length=120, unique=True)
+    method = models.CharField(max_length=32, choices=Method.choices)
+    base_model = models.CharField(max_length=500, help_text="Local Hugging Face folder the encoder started from.")
+    config = models.JSONField(default=dict, blank=True, help_text="Hyperparameters and the linker configuration.")
+    artifact_path = models.CharField(max_length=1000, help_text="Folder with the encoder weights (or a linker artifact).")
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "training_encodermodel"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def kind(self) -> str:
+        """transformer, bne or dan: by the method, or for an imported artifact by its encoder.json."""
+        if self.method in self.KINDS:
+            return self.KINDS[self.method]
+        if self.method == self.Method.IMPORTED:
+            from linker.encoders.base import encoder_kind
+
+            folder = Path(self.artifact_path)
+            try:
+                return encoder_kind(folder / "encoder" if (folder / "encoder").is_dir() else folder)
+            except (OSError, ValueError):
+                return "transformer"
+        return "transformer"
+
+    @property
+    def kind_label(self) -> str:
+        return self.KIND_LABELS.get(self.kind, self.kind)
 
 
 class IndexVersion(models.Model):
@@ -84,6 +141,7 @@ class IndexVersion(models.Model):
     cancel_requested = models.BooleanField(default=False, help_text="An admin asked the builder to stop; it does between batches.")
 
     class Meta:
+        db_table = "training_indexversion"
         ordering = ["-created_at"]
         constraints = [
             models.UniqueConstraint(fields=["dictionary"], condition=Q(state="active"), name="one_active_index_per_dictionary"),
@@ -158,8 +216,10 @@ class DetectorVersion(models.Model):
         RETIRED = "retired", "Retired"
 
     dictionary = models.ForeignKey(Dictionary, on_delete=models.CASCADE, related_name="detector_versions")
+    # By name, not by import: serving sits below training (the layers contract). The column stays on this table (a
+    # tagger run makes at most one detector); turned around it would be a column of training's run table to move.
     run = models.OneToOneField(
-        "TrainingRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="detector_version",
+        "training.TrainingRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="detector_version",
         help_text="The tagger run that trained it.",
     )
     label = models.CharField(max_length=120, unique=True, help_text="Stored on every mention it finds: tagger-run-12.")
@@ -175,6 +235,7 @@ class DetectorVersion(models.Model):
     retired_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "training_detectorversion"
         ordering = ["-created_at", "-id"]
         constraints = [
             models.UniqueConstraint(fields=["dictionary"], condition=Q(state="active"), name="one_active_detector_per_dictionary"),

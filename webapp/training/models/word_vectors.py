@@ -1,12 +1,10 @@
-"""Encoders and word vectors: what a linker encodes names with, and the word vectors BNE and DAN start from.
+"""Word vectors: the ones BNE and DAN start from, and the job that checks a large uploaded word-vector file.
 
-An :class:`EncoderModel` is a trained (or imported) encoder folder; a :class:`WordVectorModel` a folder of word
-vectors; a :class:`WordVectorUpload` the job that checks a large uploaded word-vector file.
+A :class:`WordVectorModel` is a folder of word vectors; a :class:`WordVectorUpload` the job that checks an upload.
+The encoders themselves are what serving serves (:class:`webapp.linking.models.EncoderModel`).
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from django.conf import settings
 from django.db import models
@@ -14,58 +12,6 @@ from django.db import models
 from webapp.jobs.models import Job
 from webapp.training.models.job_link import job_link
 from webapp.vocab.models import Dictionary
-
-
-class EncoderModel(models.Model):
-    class Method(models.TextChoices):
-        ZERO_SHOT = "zero_shot", "Base model, untrained (zero-shot)"
-        SYNONYM_PRETRAIN = "synonym_pretrain", "Synonym pre-training (SapBERT-style)"
-        BIOSYN = "biosyn", "BioSyn (synonym marginalisation)"
-        LATTE = "latte", "LATTE re-ranker over a linker"
-        # Not a linker: a Hugging Face folder that BioSyn runs and index builds start from.
-        HIPRBERT = "hiprbert", "Base encoder: hierarchy pre-training (HiPrBERT)"
-        IMPORTED = "imported", "Imported linker artifact"
-        # Fast name encoders over word vectors (linker.encoders.bne / dan): linkers like BioSyn's.
-        BNE = "bne", "BNE (BiLSTM over characters and word vectors)"
-        DAN = "dan", "DAN (deep averaging network over word vectors)"
-
-    # What loads each method's encoder (linker.encoders.base.load_encoder reads the same from encoder.json).
-    KINDS = {Method.BNE: "bne", Method.DAN: "dan"}
-    KIND_LABELS = {"transformer": "Transformer", "bne": "BNE", "dan": "DAN"}
-
-    name = models.SlugField(max_length=120, unique=True)
-    method = models.CharField(max_length=32, choices=Method.choices)
-    base_model = models.CharField(max_length=500, help_text="Local Hugging Face folder the encoder started from.")
-    config = models.JSONField(default=dict, blank=True, help_text="Hyperparameters and the linker configuration.")
-    artifact_path = models.CharField(max_length=1000, help_text="Folder with the encoder weights (or a linker artifact).")
-    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        return self.name
-
-    @property
-    def kind(self) -> str:
-        """transformer, bne or dan: by the method, or for an imported artifact by its encoder.json."""
-        if self.method in self.KINDS:
-            return self.KINDS[self.method]
-        if self.method == self.Method.IMPORTED:
-            from linker.encoders.base import encoder_kind
-
-            folder = Path(self.artifact_path)
-            try:
-                return encoder_kind(folder / "encoder" if (folder / "encoder").is_dir() else folder)
-            except (OSError, ValueError):
-                return "transformer"
-        return "transformer"
-
-    @property
-    def kind_label(self) -> str:
-        return self.KIND_LABELS.get(self.kind, self.kind)
 
 
 class WordVectorModel(models.Model):
