@@ -43,7 +43,7 @@ RUNNERS = {
     "word-vectors": ("webapp.training.word_vectors.import_word_vectors",
                      "from webapp.training.word_vectors import run_upload as run"),
     "index-build": ("webapp.training.services._build",
-                    "from webapp.training.models import IndexVersion\n"
+                    "from webapp.linking.models import IndexVersion\n"
                     "from webapp.training.services import build_index\n"
                     "run = lambda pk: build_index(IndexVersion.objects.get(build_id=pk))"),
     "training": ("webapp.training.execution._train", "from webapp.training.execution import run_training as run"),
