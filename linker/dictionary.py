@@ -17,12 +17,12 @@ from typing import Any
 from linker.data import ConceptRecord
 from linker.text import TextConfig, normalize
 
-__all__ = ["NameTable"]
+__all__ = ["NameTable", "id_variants"]
 
 _FORMAT_VERSION = 1
 
 
-def _id_variants(raw: str) -> list[str]:
+def id_variants(raw: str) -> list[str]:
     """Spellings of the same id across our sources, most specific first."""
     raw = raw.strip()
     out = [raw]
@@ -83,7 +83,7 @@ class NameTable:
         self._by_concept.setdefault(cid, [])
 
     def _map_alt(self, alt: str, cid: str) -> None:
-        for variant in _id_variants(alt):
+        for variant in id_variants(alt):
             # Primary ids always win over alt ids; among alt ids the first concept that claims one wins.
             if variant not in self._by_concept:
                 self.alt_id_map.setdefault(variant, cid)
@@ -158,6 +158,10 @@ class NameTable:
         """Primary concept ids in insertion order."""
         return list(self._by_concept)
 
+    def has_concept(self, cid: str) -> bool:
+        """Whether ``cid`` is a primary concept id of the table (as written: no alt id, no other spelling)."""
+        return cid in self._by_concept
+
     def concept_names(self, cid: str) -> list[int]:
         """Row ids of a concept's names (empty for an unknown id)."""
         primary = self.resolve_id(cid)
@@ -187,7 +191,7 @@ class NameTable:
 
         Tries the id itself, then alt ids, then "MESH:"/"OMIM:" prefix variants (and bare OMIM numbers).
         """
-        variants = _id_variants(raw_id)
+        variants = id_variants(raw_id)
         # Primary ids first, in every spelling, then alt ids: "160900" is the primary OMIM:160900 even
         # where another concept lists OMIM:160900 among its alt ids.
         for variant in variants:

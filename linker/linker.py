@@ -24,6 +24,7 @@ from linker.build import BuildProgress, build_search
 from linker.calibration import Calibration
 from linker.config import LinkerConfig
 from linker.data import ConceptRecord, PubTatorDocument
+from linker.delta import Delta, DeltaRows, DeltaTable, DeltaVectors
 from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
 from linker.encoders.transformer import TransformerEncoder
@@ -68,6 +69,7 @@ class Linker:
         metadata: dict[str, Any] | None = None,
         concept_prior: dict[str, float] | None = None,
         first_stage: FirstStage | None = None,
+        delta: DeltaRows | None = None,
     ) -> None:
         self.table = table
         self.sparse = sparse
@@ -81,7 +83,7 @@ class Linker:
         mode = config.retrieval.mode if encoder is not None else "sparse"
         self.first_stage = first_stage if encoder is not None else None
         self.retriever = HybridRetriever(table, sparse, encoder, index, replace(config.retrieval, mode=mode),
-                                         concept_prior, self.first_stage)
+                                         concept_prior, self.first_stage, delta)
         self.reranker: Reranker | None = None
         self.reranker_problem: str | None = None  # why the artifact's re-ranker was refused, if it was
         self.calibration_problem: str | None = None  # why the artifact's calibration was set aside, if it was
@@ -133,6 +135,27 @@ class Linker:
             if not part.keeps_ranking(added, dense, sparse, keys, table.concept_ids):
                 return False
         return True
+
+    # --- names added and taken back over an immutable base ---------------------------------------------
+
+    def with_delta(self, delta: Delta, vectors: DeltaVectors | None = None) -> Linker:
+        """This linker's names with ``delta``'s added and taken back, ranked as a fresh build over those names would
+        rank them (the tf-idf vectoriser fitted on this linker's names): see :mod:`linker.delta`. This linker is not
+        changed; the one returned shares its indexes, encoders, re-ranker and calibration.
+
+        ``vectors``: the delta names' vectors met before (kept by the caller between deltas of this linker): only
+        the names it has not met are encoded."""
+        if isinstance(self.table, DeltaTable):
+            raise ValueError("a linker with a delta takes no other: ask the base linker")
+        table = DeltaTable(self.table, delta)
+        stage = self.first_stage
+        rows = DeltaRows.of(table, self.sparse, self.encoder, self.index, stage.encoder if stage else None,
+                            stage.index if stage else None, self.config.encode_batch_size, vectors or DeltaVectors())
+        view = Linker(table, self.sparse, self.encoder, self.index, self.config, self.metadata, self.concept_prior,
+                      stage, rows)
+        view.reranker, view.reranker_problem = self.reranker, self.reranker_problem
+        view.calibration, view.calibration_problem = self.calibration, self.calibration_problem
+        return view
 
     # --- construction --------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from linker.freshness import PoolProbe, TopList, ties
 from linker.index import DenseIndex
 from linker.overlap import beside
 from linker.sparse import SparseEncoder
+
+if TYPE_CHECKING:
+    from linker.delta import DeltaRows
 
 __all__ = ["Candidate", "RetrievalConfig", "HybridRetriever", "Mode", "Cascade", "FirstStage", "encode_names", "Progress",
            "PROGRESS_CHUNK"]
@@ -163,9 +166,12 @@ class HybridRetriever:
         config: RetrievalConfig | None = None,
         concept_prior: dict[str, float] | None = None,
         first_stage: FirstStage | None = None,
+        delta: DeltaRows | None = None,
     ) -> None:
         self.table = table
         self.first_stage = first_stage
+        # Names added and taken back over these immutable indexes (linker.delta): merged into every search's list.
+        self.delta = delta
         self.concept_prior: dict[str, float] = dict(concept_prior or {})
         self.sparse = sparse
         self.encoder = encoder
@@ -189,7 +195,7 @@ class HybridRetriever:
     @property
     def probes_exact(self) -> bool:
         """Whether the scores decide exactly which new names would join the top lists (:mod:`linker.freshness`)."""
-        return self.first_stage is None and (self.index is None or self.index.config.kind == "flat")
+        return self.delta is None and self.first_stage is None and (self.index is None or self.index.config.kind == "flat")
 
     def _retrieve(self, queries: Sequence[str], k: int, mode: Mode, probe: bool
                   ) -> tuple[list[list[Candidate]], list[PoolProbe | None]]:
@@ -214,12 +220,19 @@ class HybridRetriever:
         rows = pool.rows
         dense = np.full(rows.shape, np.nan, dtype=np.float32)
         sparse = np.full(rows.shape, np.nan, dtype=np.float32)
+        delta = self.delta
         for index, vectors, ids in pool.dense_vectors:
-            dense[ids] = index.pair_scores(vectors, rows[ids])
+            scored = index.pair_scores(vectors, rows[ids])
+            if delta is not None:
+                delta.fill_dense(scored, delta.fast if index is not self.index else delta.dense, vectors, rows[ids])
+            dense[ids] = scored
         if mode != "dense" or self.sparse is not None:
             # Sparse scores are cheap and shown to curators even in dense mode.
             assert self.sparse is not None
-            sparse = self.sparse.score(queries, np.where(rows >= 0, rows, 0))
+            base_rows = np.where(rows >= 0, rows, 0) if delta is None else np.where((rows >= 0) & (rows < delta.start), rows, 0)
+            sparse = self.sparse.score(queries, base_rows)
+            if delta is not None:
+                delta.fill_sparse(sparse, self.sparse, queries, rows)
         total, key = self._ranking_keys(rows, dense, sparse, mode)
         out, tops = self._ranked(rows, total, key, dense, sparse, k)
         if not probe:
@@ -234,7 +247,7 @@ class HybridRetriever:
         lists: list[np.ndarray] = []
         pool = _Pool(np.zeros((n, 0), dtype=np.int64))
         # The tf-idf search waits for nothing: beside the query encoding and the dense search (linker.overlap).
-        sparse_search = (beside(self.sparse.top_k, queries, m)
+        sparse_search = (beside(self._sparse_top, queries, m)
                          if mode == "hybrid" and cfg.sparse_search and self.sparse is not None else None)
         if mode in ("hybrid", "dense"):
             assert self.encoder is not None and self.index is not None
@@ -244,7 +257,7 @@ class HybridRetriever:
                 slow = everyone
             else:
                 fast = stage.encoder.encode(queries, batch_size=cfg.batch_size)
-                lists.append(stage.index.search(fast, m)[1])
+                lists.append(self._dense_top(stage.index, fast, m)[1])
                 pool.dense_vectors.append((stage.index, fast, everyone))
                 slow = everyone if cfg.cascade == "off" else np.array(
                     [i for i, q in enumerate(queries) if not self.table.concepts_named(q)], dtype=np.int64)
@@ -252,7 +265,7 @@ class HybridRetriever:
                 qvec = self.encoder.encode([queries[i] for i in slow], batch_size=cfg.batch_size)
                 slow_rows = np.full((n, m), -1, dtype=np.int64)
                 slow_scores = np.full((n, m), -np.inf, dtype=np.float32)
-                slow_scores[slow], slow_rows[slow] = self.index.search(qvec, m)
+                slow_scores[slow], slow_rows[slow] = self._dense_top(self.index, qvec, m)
                 lists.append(slow_rows)
                 pool.dense_vectors.append((self.index, qvec, slow))  # last: the transformer's scores win
                 pool.dense_top = (slow_scores, slow_rows)
@@ -261,7 +274,7 @@ class HybridRetriever:
             lists.append(pool.sparse_top[1])  # after the dense lists, as when it ran here
         elif mode == "sparse" or (mode == "hybrid" and not lists):
             assert self.sparse is not None
-            pool.sparse_top = self.sparse.top_k(queries, m)
+            pool.sparse_top = self._sparse_top(queries, m)
             lists.append(pool.sparse_top[1])
         rows = _union_rows(lists)  # [n, u], -1 padded
         if self.table.removed:
@@ -269,6 +282,24 @@ class HybridRetriever:
             rows = np.where(np.isin(rows, np.fromiter(self.table.removed, dtype=np.int64)), -1, rows)
         pool.rows = rows
         return pool
+
+    def _dense_top(self, index: DenseIndex, vectors: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """A dense index's top ``m`` names for query vectors: with a delta, the base's merged with the delta's."""
+        delta = self.delta
+        if delta is None:
+            return index.search(vectors, m)
+        scores, rows = index.search(vectors, m + delta.hidden)
+        which = delta.dense if index is self.index else delta.fast
+        return delta.merged(scores, rows, delta.list_scores(vectors, which), m)
+
+    def _sparse_top(self, queries: Sequence[str], m: int) -> tuple[np.ndarray, np.ndarray]:
+        """tf-idf's top ``m`` names for queries: with a delta, the base's merged with the delta's."""
+        assert self.sparse is not None
+        delta = self.delta
+        if delta is None:
+            return self.sparse.top_k(queries, m)
+        scores, rows = self.sparse.top_k(queries, m + delta.hidden)
+        return delta.merged(scores, rows, delta.sparse_list_scores(self.sparse, queries), m)
 
     def _ranked(self, rows: np.ndarray, total: np.ndarray, key: np.ndarray, dense: np.ndarray, sparse: np.ndarray,
                 k: int) -> tuple[list[list[Candidate]], list[tuple[list[int], list[float]]]]:

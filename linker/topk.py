@@ -30,6 +30,7 @@ def top_k_columns(by_name: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     n_pad, b = by_name.shape
     n_blocks = n_pad // BLOCK
     cols = np.arange(b)[:, None]
+    block_max = top_blocks = None
     if k * 4 > n_blocks:
         rows = np.broadcast_to(np.arange(n_pad), (b, n_pad))
         cand = np.ascontiguousarray(by_name.T)
@@ -41,6 +42,27 @@ def top_k_columns(by_name: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     part = np.argpartition(-cand, k - 1, axis=1)[:, :k]
     vals = np.take_along_axis(cand, part, axis=1)
     idx = np.take_along_axis(rows, part, axis=1)
+    # Where rows tied on the k-th score straddle the cut (more of them among the candidates than were kept, or in
+    # a block left out), keep the lowest rows of the tie.
+    kth = vals.min(axis=1)  # [b]
+    straddling = (cand == kth[:, None]).sum(axis=1) > (vals == kth[:, None]).sum(axis=1)
+    if block_max is not None and top_blocks is not None:
+        at_cut = block_max == kth[:, None]
+        straddling |= at_cut.sum(axis=1) > np.take_along_axis(at_cut, top_blocks, axis=1).sum(axis=1)
+    for j in np.flatnonzero(straddling):
+        _lowest_rows_at_the_cut(by_name[:, j], kth[j], vals[j], idx[j])
     # lexsort: the last key is primary -> descending score, then ascending row index.
     order = np.lexsort((idx, -vals), axis=1)
     return np.take_along_axis(vals, order, axis=1), np.take_along_axis(idx, order, axis=1).astype(np.int64)
+
+
+def _lowest_rows_at_the_cut(column: np.ndarray, kth: float, vals: np.ndarray, idx: np.ndarray) -> None:
+    """A column's top k with its tie on the k-th score cut by row, the lowest kept (into ``vals``, ``idx``).
+
+    argpartition cuts a tie anywhere; a search whose lists must not depend on how (a base index and a delta merged
+    list what one index over all the names lists: linker.delta) needs the cut by row. Ties are exact equals:
+    one name under several concepts has one vector."""
+    better = np.flatnonzero(column > kth)
+    keep = np.concatenate([better, np.flatnonzero(column == kth)[: len(vals) - len(better)]])
+    vals[:] = column[keep]
+    idx[:] = keep
