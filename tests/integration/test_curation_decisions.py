@@ -86,6 +86,7 @@ def test_an_accepted_mention_text_becomes_a_curator_synonym_the_live_index_finds
     services.decide(user=bob, mention_id=m.pk, action="relink", seen_updated_at=m.updated_at, concept=ckd, via="search")
     name = Name.objects.get(concept=ckd, text="older adults")
     assert (name.source, name.created_by) == (Name.Source.CURATOR, bob)
+    linker = get_active_linker("medic-demo").linker  # the linker handed out before is a snapshot: asked again
     top = linker.link_mentions(["older adults"], k=1)[0][0]
     assert (top.concept_id, top.name) == ("MESH:D051436", "older adults")
 

@@ -1,21 +1,23 @@
-"""The linker each process serves: the one door to a dictionary's active index, curator synonyms kept in step.
+"""The linker each process serves: the one door to a dictionary's active index and the curator names made since
+its build.
 
 Web processes (the curation panel, ``POST /api/link``) and workers (stored suggestions) all ask
-:func:`get_active_linker`. The database says which index version is active; the loaded Linker is cached under
-that version's id for the process's life. After a promotion the next request loads the new index, while
-requests already holding the old Linker object finish on it.
+:func:`get_active_linker`. The database says which index version is active; its artifact is loaded once per process
+(:func:`load_linker`) and never changed. After a promotion the next request loads the new index, while requests
+already holding the old Linker object finish on it.
 
-Curator synonyms reach a loaded index without a rebuild. A decision adds its synonym to this process's index
-after commit (:func:`add_curator_synonym`); other processes learn of it here: before handing out the linker,
-:func:`get_active_linker` adds every curator Name created since this process last looked (a primary-key range
-scan, nearly always empty, at most once per ``RECHECK_SECONDS``). A fresh index build reads curator names from
-the database anyway.
+What curators added or took back since the build is the index's delta, and the database holds it: the curator Names
+of the index's dictionary version made since the build, and the names undone since (:class:`RemovedName` rows,
+written in the undo's transaction) that no Name of their concept still gives (a dictionary name "Colon cancer" and a
+curator's "colon cancer" are one name of the index). The linker handed out is the loaded one with that delta
+(:meth:`linker.linker.Linker.with_delta`), which ranks as a fresh build over the same names would; it is a snapshot:
+a caller holding it sees no later synonym.
 
-An undo takes its synonym back the same way: this process's index forgets it after the undo commits
-(:func:`forget_curator_synonym`, :meth:`linker.linker.Linker.remove_names`), and the undo leaves a
-:class:`webapp.vocab.models.RemovedName` row that other processes read on their next lookup. A name is only taken
-out of an index when no other name of the concept has the same normalised form (a dictionary name "Colon cancer"
-and a curator's "colon cancer" are one row of the index).
+One rule says when it is stale: the delta's watermark, the newest Name and RemovedName rows read for it. At most once
+per ``RECHECK_SECONDS`` a lookup asks the database for newer rows (two primary-key range scans, nearly always empty);
+a decision or undo committed in this process makes its next lookup ask at once (:func:`add_curator_synonyms`,
+:func:`forget_curator_synonym`). A delta that changed is a new linker object: whatever was kept per linker (the
+panel's rankings) is the old one's.
 """
 
 from __future__ import annotations
@@ -24,12 +26,12 @@ import gc
 import logging
 import threading
 import time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from linker.delta import Delta, DeltaVectors
 from linker.linker import Linker
 from linker.text import normalize
 from webapp.linking.devices import serving_device
@@ -55,85 +57,122 @@ class ActiveLinker:
 
 
 @dataclass
-class _Watermark:
-    """How far this process has read the curator names of one loaded index."""
+class _Served:
+    """One loaded index's delta as this process last read it, and the linker that serves it."""
 
-    last_name_pk: int | None = None  # None: this process has not looked yet
-    last_removed_pk: int = 0  # the newest RemovedName applied (set at the first look)
+    base: Linker
+    linker: Linker
+    added: dict[tuple[str, str], None] = field(default_factory=dict)  # curator (text, concept id), in order made
+    removed: set[tuple[str, str]] = field(default_factory=set)  # base names undone that no Name still gives
+    last_name_pk: int | None = None  # the watermark; None: not read yet
+    last_removed_pk: int = 0
     checked_at: float = 0.0  # time.monotonic() of the last look
-    names_added: int = 0
-    # Curator names this process's own decisions added (text, concept id), not yet met again in the database:
-    # the next look skips them once each, so that every process counts each curator name once.
-    own: Counter[tuple[str, str]] = field(default_factory=Counter)
+    stale: bool = True  # a decision of this process committed since: look now
+    vectors: DeltaVectors = field(default_factory=DeltaVectors)  # the delta names' vectors, by name
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 _lock = threading.Lock()
 _loaded: dict[int, Linker] = {}
-_marks: dict[int, _Watermark] = {}
+_served: dict[int, _Served] = {}
 
 
 def get_active_linker(dictionary_slug: str) -> ActiveLinker | None:
-    """The dictionary's active linker with every curator synonym of its dictionary version added; None without one."""
-    active = _active_index(dictionary_slug)
-    if active is not None:
-        _catch_up_synonyms(active)
-    return active
+    """The dictionary's active linker with the curator names of its dictionary version; None without one."""
+    index = active_index_by_slug(dictionary_slug)
+    if index is None:
+        return None
+    base = load_linker(index)
+    with _lock:
+        served = _served.get(index.pk)
+        if served is None or served.base is not base:
+            served = _served[index.pk] = _Served(base, base)
+    _read_delta(served, index.pk, index.dictionary_version)
+    return ActiveLinker(served.linker, index.pk, index.label, index.dictionary_version)
 
 
 def add_curator_synonym(dictionary_slug: str, text: str, concept_id: str) -> None:
-    """Add one curator synonym to this process's live index (called after the decision commits)."""
-    add_curator_synonyms(dictionary_slug, [(text, concept_id)])
+    """A decision of this process committed a curator synonym: the next lookup reads the delta at once."""
+    _look_again()
 
 
 def add_curator_synonyms(dictionary_slug: str, pairs: Sequence[tuple[str, str]]) -> None:
-    """Add (text, concept id) curator synonyms to this process's live index, in order, with one look at which
-    index is active (a decision propagated to thousands of identical mentions commits one pair for each)."""
-    active = _active_index(dictionary_slug)
-    if active is None or not pairs:
-        return
-    mark = _mark(active.index_version_id)
-    with mark.lock:
-        added = active.linker.add_names(pairs)
-        mark.names_added += len(added)
-        mark.own.update(pairs)
+    """As :func:`add_curator_synonym`, for the pairs a propagated decision committed."""
+    _look_again()
 
 
 def forget_curator_synonym(name: Name) -> None:
     """Record that an undo deletes the curator synonym ``name`` (call before deleting it, in the undo's transaction):
-    a RemovedName row for the other processes, and this process's live index forgets it once the undo commits."""
-    version_id, text, concept_id = name.concept.version_id, name.text, name.concept.concept_id
-    RemovedName.objects.create(version_id=version_id, concept_id=concept_id, text=text)
-    transaction.on_commit(lambda: remove_curator_synonyms(version_id, [(text, concept_id)]))
+    the RemovedName row every process reads, and this process's next lookup reads it at once after commit."""
+    RemovedName.objects.create(version_id=name.concept.version_id, concept_id=name.concept.concept_id, text=name.text)
+    transaction.on_commit(_look_again)
 
 
 def remove_curator_synonyms(dictionary_version_id: int, pairs: Sequence[tuple[str, str]]) -> None:
-    """Take (text, concept id) curator synonyms of a dictionary version out of this process's live index, when the
-    active index serves that version (an index of another release keeps its own copy of a carried synonym)."""
-    slug = DictionaryVersion.objects.filter(pk=dictionary_version_id).values_list("dictionary__slug", flat=True).first()
-    active = _active_index(slug) if slug is not None else None
-    if active is None or active.dictionary_version.pk != dictionary_version_id or not pairs:
+    """Curator synonyms of a dictionary version were taken back (their RemovedName rows committed): the next lookup
+    reads the delta at once."""
+    _look_again()
+
+
+def _look_again() -> None:
+    with _lock:
+        for served in _served.values():
+            served.stale = True
+
+
+def _read_delta(served: _Served, index_version_id: int, version: DictionaryVersion) -> None:
+    """Bring ``served`` up to the database's delta when it may be stale: the rows after its watermark."""
+    if not served.stale and time.monotonic() - served.checked_at < RECHECK_SECONDS:
         return
-    mark = _mark(active.index_version_id)
-    with mark.lock:
-        _remove(active, mark, pairs)
+    with served.lock:
+        if not served.stale and time.monotonic() - served.checked_at < RECHECK_SECONDS:
+            return  # another thread has just looked
+        served.stale, served.checked_at = False, time.monotonic()
+        names = Name.objects.filter(source=Name.Source.CURATOR, concept__version=version)
+        removals = RemovedName.objects.filter(version=version)
+        if served.last_name_pk is None:
+            # First look in this process: the curator names the build may have missed (made while or after it ran).
+            built = index_created_at(index_version_id)
+            names, removals = names.filter(created_at__gte=built), removals.filter(removed_at__gte=built)
+            served.last_name_pk = Name.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+            served.last_removed_pk = RemovedName.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+        else:
+            names, removals = names.filter(pk__gt=served.last_name_pk), removals.filter(pk__gt=served.last_removed_pk)
+        made = list(names.order_by("pk").values_list("pk", "text", "concept__concept_id"))
+        undone = list(removals.order_by("pk").values_list("pk", "text", "concept_id"))
+        if not made and not undone:
+            return
+        for _, text, cid in made:
+            served.added[(text, cid)] = None
+            served.removed = {(t, c) for t, c in served.removed if c != cid or normalize(t) != normalize(text)}
+        if undone:
+            _apply_undone(served, version, {(text, cid) for _, text, cid in undone})
+        served.last_name_pk = max(served.last_name_pk, made[-1][0] if made else 0)
+        served.last_removed_pk = max(served.last_removed_pk, undone[-1][0] if undone else 0)
+        delta = Delta(tuple(served.added), frozenset(served.removed), (served.last_name_pk, served.last_removed_pk))
+        served.linker = served.base.with_delta(delta, served.vectors) if delta else served.base
+        log.info("index %s: serving %d curator name(s) added and %d taken back since its build", index_version_id,
+                 len(delta.added), len(delta.removed))
 
 
-def _remove(active: ActiveLinker, mark: _Watermark, pairs: Sequence[tuple[str, str]]) -> None:
-    """Remove the pairs no name of the database still gives (the same normalised form on the same concept)."""
-    for pair in pairs:  # a name of this process's taken back before its next look: that look will not meet it
-        mark.own.pop(pair, None)
-    gone = [(text, cid) for text, cid in pairs if not Name.objects.filter(
-        concept__version=active.dictionary_version, concept__concept_id=cid, normalized=normalize(text)).exists()]
-    removed = active.linker.remove_names(gone)
-    if removed:
-        log.info("index %s: %d curator synonym(s) taken back live", active.index_version_id, len(removed))
+def _apply_undone(served: _Served, version: DictionaryVersion, pairs: set[tuple[str, str]]) -> None:
+    """Undone (text, concept id) pairs: out of the delta's names unless a Name still is that pair, and out of the
+    base's unless a Name of the concept still has its normalised form (made again since, or a dictionary name)."""
+    live = set(Name.objects.filter(concept__version=version, concept__concept_id__in={cid for _, cid in pairs})
+               .values_list("concept__concept_id", "text", "normalized"))
+    texts = {(cid, text) for cid, text, _ in live}
+    normalised = {(cid, normal) for cid, _, normal in live}
+    for text, cid in pairs:
+        if (cid, text) not in texts:
+            served.added.pop((text, cid), None)
+        if (cid, normalize(text)) not in normalised:
+            served.removed.add((text, cid))
 
 
 def load_linker(index: Artifact) -> Linker:
-    """The Linker of one index version, loaded once per process (evaluation of a given version uses it too).
+    """The Linker of one index version as built, loaded once per process (evaluation of a given version uses it too).
 
-    Serving code asks :func:`get_active_linker` instead, which also keeps curator synonyms in step.
+    Serving code asks :func:`get_active_linker` instead, which adds the curator names made since the build.
     """
     linker = _loaded.get(index.pk)
     if linker is None:
@@ -146,7 +185,7 @@ def load_linker(index: Artifact) -> Linker:
                 live = active_index_ids()
                 for stale in [pk for pk in _loaded if pk not in live]:
                     del _loaded[stale]
-                    _marks.pop(stale, None)
+                    _served.pop(stale, None)
                 _loaded[index.pk] = linker
                 _settle_heap()
     return linker
@@ -165,61 +204,7 @@ def _settle_heap() -> None:
 
 
 def forget_all() -> None:
-    """Drop every loaded linker and what it was told of curator synonyms (tests; a worker told to reload)."""
+    """Drop every loaded linker and the deltas read for them (tests; a worker told to reload)."""
     with _lock:
         _loaded.clear()
-        _marks.clear()
-
-
-def _active_index(dictionary_slug: str) -> ActiveLinker | None:
-    index = active_index_by_slug(dictionary_slug)
-    if index is None:
-        return None
-    return ActiveLinker(load_linker(index), index.pk, index.label, index.dictionary_version)
-
-
-def _mark(index_version_id: int) -> _Watermark:
-    with _lock:
-        return _marks.setdefault(index_version_id, _Watermark())
-
-
-def _catch_up_synonyms(active: ActiveLinker) -> None:
-    """Add the curator names other processes recorded since this one last looked."""
-    mark = _mark(active.index_version_id)
-    if time.monotonic() - mark.checked_at < RECHECK_SECONDS:
-        return
-    with mark.lock:
-        mark.checked_at = time.monotonic()
-        names = Name.objects.filter(source=Name.Source.CURATOR, concept__version=active.dictionary_version)
-        removals = RemovedName.objects.filter(version=active.dictionary_version)
-        if mark.last_name_pk is None:
-            # First look in this process: curator names the build may have missed (made while or after it ran).
-            built = index_created_at(active.index_version_id)
-            names = names.filter(created_at__gte=built)
-            removals = removals.filter(removed_at__gte=built)
-            mark.last_name_pk = Name.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
-            mark.last_removed_pk = RemovedName.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
-        else:
-            names = names.filter(pk__gt=mark.last_name_pk)
-            removals = removals.filter(pk__gt=mark.last_removed_pk)
-        taken_back = list(removals.order_by("pk").values_list("pk", "text", "concept_id"))
-        rows = list(names.order_by("pk").values_list("pk", "text", "concept__concept_id"))
-        if rows:
-            mark.last_name_pk = max(mark.last_name_pk or 0, rows[-1][0])
-            # This process's own decisions added theirs already (add_curator_synonyms): adding a pair again would
-            # count it twice in its support (a tie-break, a re-ranker feature) here and once elsewhere.
-            new = []
-            for _, text, cid in rows:
-                if mark.own[(text, cid)] > 0:
-                    mark.own[(text, cid)] -= 1
-                else:
-                    new.append((text, cid))
-            mark.own = +mark.own  # drop the zeros
-            added = active.linker.add_names(new) if new else []
-            mark.names_added += len(added)
-            if added:
-                log.info("index %s: %d curator synonym(s) added live", active.index_version_id, len(added))
-        if taken_back:
-            # After the additions: a name removed and made again since the last look is in the database, and stays.
-            mark.last_removed_pk = max(mark.last_removed_pk, taken_back[-1][0])
-            _remove(active, mark, [(text, cid) for _, text, cid in taken_back])
+        _served.clear()
