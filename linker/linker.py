@@ -16,7 +16,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from linker.artifact import ArtifactParts, read_artifact, write_artifact
@@ -28,7 +27,6 @@ from linker.delta import Delta, DeltaRows, DeltaTable, DeltaVectors
 from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
 from linker.encoders.transformer import TransformerEncoder
-from linker.freshness import ChangeLog, IndexChange, PoolProbe, RankingProbe, touches_pool
 from linker.index import DenseIndex
 from linker.overlap import beside
 from linker.rerank.context import MentionContext, MentionSpan, mention_context
@@ -89,11 +87,6 @@ class Linker:
         self.calibration_problem: str | None = None  # why the artifact's calibration was set aside, if it was
         # P(top-1 right) and the NIL threshold, fitted after training (linker.calibration); None: uncalibrated.
         self.calibration: Calibration | None = None
-        # Counts the changes to what retrieval returns (names added or taken back, a new concept prior), so that
-        # a caller keeping rankings (the web app's panel cache) knows when they may have changed; the latest
-        # changes are kept so that it can tell which rankings they leave as they were (still_ranks).
-        self.generation = 0
-        self.changes = ChangeLog()
 
     @property
     def concept_prior(self) -> dict[str, float]:
@@ -104,37 +97,6 @@ class Linker:
         import math
 
         self.retriever.concept_prior = {cid: math.log1p(n) for cid, n in counts.items() if n > 0}
-        self._changed(IndexChange(self.generation + 1, everything=True))
-
-    def _changed(self, change: IndexChange) -> None:
-        self.changes.record(change)
-        self.generation = change.generation  # after the change is in place: a ranking made under it saw it
-
-    def still_ranks(self, probe: RankingProbe) -> bool:
-        """Whether a ranking made with ``probe`` (:attr:`linker.rerank.results.LinkedMention.probe`) is the one this
-        linker would make now: exact, not a guess (see :mod:`linker.freshness`)."""
-        now = self.generation
-        if probe.generation == now:
-            return True
-        changes = self.changes.since(probe.generation, now)
-        if changes is None or any(c.everything for c in changes):
-            return False
-        table = self.table
-        gone = {r for c in changes for r in c.removed_rows}
-        # A name added and taken back since is in neither the lists then nor the lists now.
-        added = np.array([r for c in changes for r in c.added_rows if r not in gone], dtype=np.int64)
-        # Support (how often a name was attested) is a feature of a re-ranker's score; one that keeps the retriever's
-        # order shows its types only, which do not read it.
-        reads_support = self.reranker is not None and not self.reranker.keeps_retriever_order
-        for part in probe.parts:
-            if touches_pool(part, [table.names[r] for r in part.rows.tolist()], changes, reads_support):
-                return False
-            if not len(added):
-                continue
-            dense, sparse, keys = self.retriever.score_rows(part.query, part.vector, added)
-            if not part.keeps_ranking(added, dense, sparse, keys, table.concept_ids):
-                return False
-        return True
 
     # --- names added and taken back over an immutable base ---------------------------------------------
 
@@ -207,12 +169,6 @@ class Linker:
         flat = [q for parts in queries for q in parts]
         return self._per_mention(queries, self.retriever.retrieve(flat, k), renumber=True)
 
-    def _link_queries_probed(self, queries: Sequence[Sequence[str]], k: int
-                             ) -> tuple[list[list[list[Candidate]]], list[list[PoolProbe | None]]]:
-        """:meth:`link_queries` and each part's pool (:mod:`linker.freshness`)."""
-        ranked, pools = self.retriever.retrieve_probed([q for parts in queries for q in parts], k)
-        return self._per_mention(queries, ranked, renumber=True), self._per_mention(queries, pools)
-
     @staticmethod
     def _per_mention(queries: Sequence[Sequence[str]], flat: list[Any], renumber: bool = False) -> list[list[Any]]:
         """A flat list over every mention's parts back into one list per mention; ``renumber``: each part's
@@ -239,7 +195,7 @@ class Linker:
 
     def link_in_context(
         self, mentions: Sequence[MentionSpan], document_text: str | None = None, k: int = 20, rerank: bool = True,
-        queries: Sequence[Sequence[str]] | None = None, probe: bool = False,
+        queries: Sequence[Sequence[str]] | None = None,
     ) -> list[LinkedMention]:
         """Top-k candidates per mention (as :meth:`link_mentions`), re-ranked by the LATTE re-ranker when the
         linker has one (and ``rerank``), with the types behind the ranking and the homonyms of each name.
@@ -249,12 +205,9 @@ class Linker:
         of each part; any further candidates keep the retriever's order below them.
         ``queries`` (normalised, one list of parts per mention) replaces the linker's own split, as the
         evaluation protocol does when it pairs composite parts with gold.
-        ``probe``: give each ranking its probe (:attr:`LinkedMention.probe`), for a caller that keeps rankings and
-        asks :meth:`still_ranks` later (a few per cent more retrieval time, 3 KB more per ranking).
         """
         if queries is None:
             queries = self.queries_for([m.text for m in mentions], document_text)
-        generation = self.generation  # before retrieval reads the index: a change made meanwhile is checked against
         reranker = self.reranker if rerank else None
         contexts: list[MentionContext] = []
         warming: Future[object] | None = None
@@ -264,11 +217,7 @@ class Linker:
             # The mentions' transformer pass needs no candidate: on a second core while the retriever searches
             # (linker.overlap; inline where torch has several threads).
             warming = beside(reranker.states.mentions, contexts)
-        if probe:
-            parts, pools = self._link_queries_probed(queries, k)
-            probes = [_probe(generation, part_pools) for part_pools in pools]
-        else:
-            parts, probes = self.link_queries(queries, k), [None for _ in queries]
+        parts = self.link_queries(queries, k)
         scored = None
         if reranker is not None:
             if warming is not None:
@@ -278,13 +227,12 @@ class Linker:
             scored = iter(reranker.score(contexts, lists, self.table, self.concept_prior,
                                          self.config.retrieval.dense_scale))
         out: list[LinkedMention] = []
-        for mention_parts, mention_probe in zip(parts, probes, strict=True):
+        for mention_parts in parts:
             if scored is None or reranker is None:
                 flat = [c for part in mention_parts for c in part]
-                out.append(LinkedMention(flat, RANKED_BY_RETRIEVER, [homonyms(self.table, c) for c in flat],
-                                         probe=mention_probe))
+                out.append(LinkedMention(flat, RANKED_BY_RETRIEVER, [homonyms(self.table, c) for c in flat]))
             else:
-                out.append(reranked_mention(reranker, mention_parts, scored, self.table, mention_probe))
+                out.append(reranked_mention(reranker, mention_parts, scored, self.table))
         return out
 
     def ranked_as_served(
@@ -314,51 +262,6 @@ class Linker:
         calibration = self.calibration
         return [calibration.confidence(list(zip(qs, parts, strict=False)), self.preprocessor.normalize)
                 for qs, parts in zip(queries, ranked, strict=True)]
-
-    # --- incremental update ----------------------------------------------------------------------------
-
-    def add_names(self, pairs: Iterable[tuple[str, str]]) -> list[int]:
-        """Add (name, concept id) pairs (curator synonyms); searchable at once, no rebuild. Returns new rows.
-
-        A pair the linker holds already gets no row, but counts once more in its support (the tie-break between
-        equal scores, a re-ranker feature): a change all the same."""
-        pairs = list(pairs)
-        table = self.table
-        rows = table.add(pairs)
-        primaries = [(name, table.resolve_id(cid) or cid) for name, cid in pairs]
-        held = tuple(row for row in (table.row(name, cid) for name, cid in primaries) if row is not None and row not in rows)
-        change = IndexChange(self.generation + 1, added_rows=tuple(rows), supported_rows=held,
-                             supported_concepts=frozenset(cid for _, cid in primaries),
-                             names=frozenset(table.names[r] for r in rows))
-        if not rows:
-            if pairs:
-                self._changed(change)
-            return rows
-        names = [self.table.names[r] for r in rows]
-        self.sparse.add_names(names)
-        if self.encoder is not None and self.index is not None:
-            self.index.add(self.encoder.encode(names, batch_size=self.config.encode_batch_size), rows)
-        if self.first_stage is not None:
-            self.first_stage.index.add(self.first_stage.encoder.encode(names, batch_size=self.config.encode_batch_size),
-                                       rows)
-        self._changed(change)
-        return rows
-
-    def remove_names(self, pairs: Iterable[tuple[str, str]]) -> list[int]:
-        """Take (name, concept id) pairs back (an undone curator synonym): from the next call on, no retrieval
-        returns them, no rebuild. Rows keep their places, masked in the table, the tf-idf matrix and the dense
-        indexes; pairs the linker does not hold are skipped. Returns the rows removed."""
-        rows = self.table.remove(pairs)
-        if not rows:
-            return rows
-        self.sparse.mask_rows(rows)
-        if self.index is not None:
-            self.index.mask(rows)
-        if self.first_stage is not None:
-            self.first_stage.index.mask(rows)
-        self._changed(IndexChange(self.generation + 1, removed_rows=tuple(rows),
-                                  names=frozenset(self.table.names[r] for r in rows)))
-        return rows
 
     @property
     def sparse_weight(self) -> float:
@@ -409,8 +312,3 @@ class Linker:
         order (it then adds types only)."""
         return RANKED_BY_LATTE if self.reranker is not None and not self.reranker.keeps_retriever_order else RANKED_BY_RETRIEVER
 
-
-def _probe(generation: int, pools: Sequence[PoolProbe | None]) -> RankingProbe | None:
-    """A mention's probe, when every part's pool is exact."""
-    exact = [p for p in pools if p is not None]
-    return RankingProbe(generation, tuple(exact)) if len(exact) == len(pools) else None

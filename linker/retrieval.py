@@ -20,7 +20,6 @@ import numpy as np
 
 from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
-from linker.freshness import PoolProbe, TopList, ties
 from linker.index import DenseIndex
 from linker.overlap import beside
 from linker.sparse import SparseEncoder
@@ -145,13 +144,11 @@ def _encode_reporting(encoder: NameEncoder, texts: list[str], batch_size: int, p
 
 @dataclass
 class _Pool:
-    """What one batch's searches found: each query's pooled name rows [n, u] (-1 padded), the dense query vectors
-    by index, and the transformer's and tf-idf's own top lists (scores, rows), each [n, m], where they ran."""
+    """What one batch's searches found: each query's pooled name rows [n, u] (-1 padded) and the dense query vectors
+    by index."""
 
     rows: np.ndarray
     dense_vectors: list[tuple[DenseIndex, np.ndarray, np.ndarray]] = field(default_factory=list)  # index, vectors, ids
-    dense_top: tuple[np.ndarray, np.ndarray] | None = None
-    sparse_top: tuple[np.ndarray, np.ndarray] | None = None
 
 
 class HybridRetriever:
@@ -185,20 +182,9 @@ class HybridRetriever:
 
     def retrieve(self, queries: Sequence[str], k: int = 20, mode: Mode | None = None) -> list[list[Candidate]]:
         """Top-k concepts per normalised query, best first."""
-        return self._retrieve(queries, k, mode or self.config.mode, probe=False)[0]
+        return self._retrieve(queries, k, mode or self.config.mode)
 
-    def retrieve_probed(self, queries: Sequence[str], k: int = 20) -> tuple[list[list[Candidate]], list[PoolProbe | None]]:
-        """As :meth:`retrieve`, with each query's pool (:mod:`linker.freshness`): None for every query where the
-        pools are not exact (an approximate dense index, a first-stage cascade)."""
-        return self._retrieve(queries, k, self.config.mode, probe=self.probes_exact)
-
-    @property
-    def probes_exact(self) -> bool:
-        """Whether the scores decide exactly which new names would join the top lists (:mod:`linker.freshness`)."""
-        return self.delta is None and self.first_stage is None and (self.index is None or self.index.config.kind == "flat")
-
-    def _retrieve(self, queries: Sequence[str], k: int, mode: Mode, probe: bool
-                  ) -> tuple[list[list[Candidate]], list[PoolProbe | None]]:
+    def _retrieve(self, queries: Sequence[str], k: int, mode: Mode) -> list[list[Candidate]]:
         # Identical queries (frequent: a document repeats its mentions) are scored once.
         unique: dict[str, int] = {}
         for q in queries:
@@ -206,15 +192,11 @@ class HybridRetriever:
         distinct = list(unique)
         bs = self.config.batch_size
         ranked: list[list[Candidate]] = []
-        probes: list[PoolProbe | None] = []
         for start in range(0, len(distinct), bs):
-            batch, batch_probes = self._retrieve_batch(distinct[start : start + bs], k, mode, probe)
-            ranked.extend(batch)
-            probes.extend(batch_probes)
-        return [ranked[unique[q]] for q in queries], [probes[unique[q]] for q in queries]
+            ranked.extend(self._retrieve_batch(distinct[start : start + bs], k, mode))
+        return [ranked[unique[q]] for q in queries]
 
-    def _retrieve_batch(self, queries: list[str], k: int, mode: Mode, probe: bool = False
-                        ) -> tuple[list[list[Candidate]], list[PoolProbe | None]]:
+    def _retrieve_batch(self, queries: list[str], k: int, mode: Mode) -> list[list[Candidate]]:
         m = max(self.config.names_per_source, k)
         pool = self._search(queries, m, mode)
         rows = pool.rows
@@ -234,10 +216,7 @@ class HybridRetriever:
             if delta is not None:
                 delta.fill_sparse(sparse, self.sparse, queries, rows)
         total, key = self._ranking_keys(rows, dense, sparse, mode)
-        out, tops = self._ranked(rows, total, key, dense, sparse, k)
-        if not probe:
-            return out, [None] * len(queries)
-        return out, self._probes(queries, pool, key, tops, m, k)
+        return self._ranked(rows, total, key, dense, sparse, k)
 
     def _search(self, queries: list[str], m: int, mode: Mode) -> _Pool:
         """The rows each query's searches list, ``m`` per source: the first stage's, the transformer's (the
@@ -264,21 +243,17 @@ class HybridRetriever:
             if len(slow):
                 qvec = self.encoder.encode([queries[i] for i in slow], batch_size=cfg.batch_size)
                 slow_rows = np.full((n, m), -1, dtype=np.int64)
-                slow_scores = np.full((n, m), -np.inf, dtype=np.float32)
-                slow_scores[slow], slow_rows[slow] = self._dense_top(self.index, qvec, m)
+                slow_rows[slow] = self._dense_top(self.index, qvec, m)[1]
                 lists.append(slow_rows)
                 pool.dense_vectors.append((self.index, qvec, slow))  # last: the transformer's scores win
-                pool.dense_top = (slow_scores, slow_rows)
         if sparse_search is not None:
-            pool.sparse_top = sparse_search.result()
-            lists.append(pool.sparse_top[1])  # after the dense lists, as when it ran here
+            lists.append(sparse_search.result()[1])  # after the dense lists, as when it ran here
         elif mode == "sparse" or (mode == "hybrid" and not lists):
             assert self.sparse is not None
-            pool.sparse_top = self._sparse_top(queries, m)
-            lists.append(pool.sparse_top[1])
+            lists.append(self._sparse_top(queries, m)[1])
         rows = _union_rows(lists)  # [n, u], -1 padded
-        if self.table.removed:
-            # Names taken back (Linker.remove_names): the sparse search may still list them with a zero score.
+        if self.table.removed and self.delta is None:
+            # Rows of a table saved with names taken back (before linkers were immutable): listed by no search.
             rows = np.where(np.isin(rows, np.fromiter(self.table.removed, dtype=np.int64)), -1, rows)
         pool.rows = rows
         return pool
@@ -302,10 +277,9 @@ class HybridRetriever:
         return delta.merged(scores, rows, delta.sparse_list_scores(self.sparse, queries), m)
 
     def _ranked(self, rows: np.ndarray, total: np.ndarray, key: np.ndarray, dense: np.ndarray, sparse: np.ndarray,
-                k: int) -> tuple[list[list[Candidate]], list[tuple[list[int], list[float]]]]:
-        """Each query's top-k concepts (the best-ranked name of each) and, for its probe, their rows and keys."""
+                k: int) -> list[list[Candidate]]:
+        """Each query's top-k concepts (the best-ranked name of each)."""
         out: list[list[Candidate]] = []
-        tops: list[tuple[list[int], list[float]]] = []  # each query's candidates' best rows and their keys
         table = self.table
         # Exact ties are common (one MEDIC name shared by a MeSH and an OMIM concept): break them by how often
         # merged training mentions or curators attested the name, then the concept (NameTable.tie_key), then the
@@ -316,8 +290,6 @@ class HybridRetriever:
             order = np.lexsort((rows[i], -tie_concept[i], -tie_row[i], -key[i]))
             seen: set[str] = set()
             cands: list[Candidate] = []
-            top_rows: list[int] = []
-            top_keys: list[float] = []
             for j in order:
                 r = int(rows[i, j])
                 if r < 0 or not np.isfinite(total[i, j]):
@@ -329,34 +301,10 @@ class HybridRetriever:
                 cands.append(
                     Candidate(cid, table.raw_names[r], float(total[i, j]), float(dense[i, j]), float(sparse[i, j]))
                 )
-                top_rows.append(r)
-                top_keys.append(float(key[i, j]))
                 if len(cands) == k:
                     break
             out.append(cands)
-            tops.append((top_rows, top_keys))
-        return out, tops
-
-    def _probes(self, queries: list[str], pool: _Pool, key: np.ndarray, tops: list[tuple[list[int], list[float]]],
-                m: int, k: int) -> list[PoolProbe | None]:
-        """Each query's pool (:mod:`linker.freshness`), from searches without a first stage."""
-        table = self.table
-        rows = pool.rows
-        probes: list[PoolProbe | None] = []
-        for i in range(len(queries)):
-            vector, dense_list = None, None
-            if pool.dense_top is not None:  # no first stage (probe): one dense list, every query encoded
-                vector = pool.dense_vectors[-1][1][i]
-                dense_list = TopList.of(pool.dense_top[0][i], pool.dense_top[1][i], m)
-            sparse_list = None if pool.sparse_top is None else TopList.of(pool.sparse_top[0][i], pool.sparse_top[1][i], m)
-            valid = (rows[i] >= 0) & np.isfinite(key[i])
-            pooled = rows[i][valid].tolist()
-            tied_rows, tied = ties(key[i][valid], pooled, [table.concept_ids[r] for r in pooled])
-            top_rows, top_keys = tops[i]
-            probes.append(PoolProbe(queries[i], vector, dense_list, sparse_list, rows[i][rows[i] >= 0].astype(np.int32),
-                                    tied_rows, tied, np.array(top_rows, dtype=np.int32),
-                                    np.array(top_keys, dtype=np.float32), k))
-        return probes
+        return out
 
     def _ranking_keys(self, rows: np.ndarray, dense: np.ndarray, sparse: np.ndarray, mode: Mode
                       ) -> tuple[np.ndarray, np.ndarray]:
@@ -377,21 +325,6 @@ class HybridRetriever:
                              dtype=np.float32)
             key = total + cfg.prior_weight * bonus
         return total, key
-
-    def score_rows(self, query: str, vector: np.ndarray | None, rows: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Name rows scored against one query as a search would score them if they were pooled: (dense, tf-idf,
-        ranking key), each [len(rows)] (:mod:`linker.freshness`)."""
-        grid = np.asarray(rows, dtype=np.int64)[None, :]
-        dense = np.full(grid.shape, np.nan, dtype=np.float32)
-        if vector is not None and self.index is not None:
-            dense = self.index.pair_scores(np.asarray(vector, dtype=np.float32)[None, :], grid)
-        sparse = np.full(grid.shape, np.nan, dtype=np.float32)
-        if self.sparse is not None:
-            sparse = self.sparse.score([query], grid)
-        mode = self.config.mode
-        _, key = self._ranking_keys(grid, dense, sparse, mode)
-        return dense[0], sparse[0], key[0]
 
 
 def _tie_keys_for(table: NameTable, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

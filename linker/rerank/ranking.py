@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from linker.dictionary import NameTable
-from linker.freshness import RankingProbe
 from linker.rerank.reranker import Reranker, ScoredCandidates
 from linker.rerank.results import RANKED_BY_LATTE, RANKED_BY_RETRIEVER, CandidateTyping, LinkedMention
 from linker.retrieval import Candidate
@@ -25,7 +24,6 @@ def reranked_mention(
     parts: Sequence[Sequence[Candidate]],
     scored: Iterator[ScoredCandidates],
     table: NameTable,
-    probe: RankingProbe | None,
 ) -> LinkedMention:
     """The mention whose retriever lists per part are ``parts``, ranked by the next ``len(parts)`` of ``scored``
     (each scores its part's first ``settings.top_k`` candidates)."""
@@ -59,4 +57,4 @@ def reranked_mention(
     return LinkedMention(
         candidates, RANKED_BY_RETRIEVER if keep else RANKED_BY_LATTE, [homonyms(table, c) for c in candidates], typing,
         head.mention_latent_type if head else None, head.mention_latent_probability if head else None,
-        head.mention_known_types if head else [], probe)
+        head.mention_known_types if head else [])

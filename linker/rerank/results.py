@@ -6,7 +6,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from linker.freshness import RankingProbe
 from linker.retrieval import Candidate
 
 __all__ = ["CandidateTyping", "LatentTypeSummary", "LinkedMention", "RANKED_BY_RETRIEVER", "RANKED_BY_LATTE",
@@ -75,8 +74,6 @@ class LinkedMention:
     mention_latent_type: int | None = None
     mention_latent_probability: float | None = None
     mention_known_types: list[tuple[str, float]] = field(default_factory=list)  # predicted, best first
-    # What the ranking was drawn from, for a caller that keeps it (Linker.still_ranks); None: not exact here.
-    probe: RankingProbe | None = None
 
     def by_part(self, parts: int) -> list[list[Candidate]]:
         """The candidates of each of the first ``parts`` parts (a query's list, as ``link_queries`` gives it), in order."""

@@ -13,6 +13,7 @@ import torch
 
 from linker.config import LinkerConfig
 from linker.data import ConceptRecord, Synonym
+from linker.delta import Delta
 from linker.encoders.base import encoder_kind
 from linker.encoders.dan import DANConfig, DANEncoder
 from linker.encoders.registry import load_encoder
@@ -83,9 +84,8 @@ def test_the_first_stage_survives_save_and_load_and_learns_synonyms(encoders: An
     loaded = Linker.load(tmp_path / "a")
     assert loaded.first_stage is not None and loaded.config.retrieval.cascade == "exact"
     assert _top(loaded, QUERIES) == _top(linker, QUERIES)
-    loaded.add_names([("cardiac myopathy", "D4")])
-    assert len(loaded.first_stage.index) == len(loaded.index) == len(loaded.table)
-    assert _top(loaded, ["cardiac myopathy"]) == ["D4"]
+    served = loaded.with_delta(Delta((("cardiac myopathy", "D4"),)))
+    assert _top(served, ["cardiac myopathy"]) == ["D4"]
 
 
 def test_a_fast_encoder_alone_is_a_linker(encoders: Any, tmp_path: Path) -> None:
@@ -101,7 +101,7 @@ def test_a_fast_encoder_alone_is_a_linker(encoders: Any, tmp_path: Path) -> None
 
 def test_without_tf_idf_search_no_name_matrix_is_kept_and_scores_stay(encoders: Any, tmp_path: Path) -> None:
     """sparse_search off: tf-idf scores only the dense candidates, from the names' texts (no matrix, ~1 GB at 3M
-    names); the scores and the top concepts are those of a linker that keeps it, through save, load, add, remove."""
+    names); the scores and the top concepts are those of a linker that keeps it, through save, load and a delta."""
     _, fast = encoders
     kept = Linker.build(RECORDS, fast)
     lean = Linker.build(RECORDS, fast, LinkerConfig(retrieval=RetrievalConfig(sparse_search=False)))
@@ -113,14 +113,11 @@ def test_without_tf_idf_search_no_name_matrix_is_kept_and_scores_stay(encoders: 
     np.testing.assert_allclose(loaded.sparse.score(["breast neoplasms"], rows),
                                kept.sparse.score(["breast neoplasms"], rows), atol=1e-6)
     assert _top(loaded, QUERIES) == _top(lean, QUERIES)
-    loaded.add_names([("cardiac myopathy", "D4")])
-    assert loaded.sparse.n_names == len(loaded.table)
-    assert _top(loaded, ["cardiac myopathy"]) == ["D4"]
-    loaded.remove_names([("cardiac myopathy", "D4")])
-    loaded.save(tmp_path / "again")
-    again = Linker.load(tmp_path / "again")
-    row = len(again.table) - 1
-    assert again.sparse.score(["cardiac myopathy"], np.array([[row]]))[0, 0] == 0.0
+    served = loaded.with_delta(Delta((("cardiac myopathy", "D4"),)))
+    assert _top(served, ["cardiac myopathy"]) == ["D4"]
+    taken_back = loaded.with_delta(Delta(removed=frozenset({("heart muscle disease", "D4")})))
+    assert all(c.name != "heart muscle disease" for parts in taken_back.link_queries([["heart muscle disease"]], 3)
+               for c in parts[0])
 
 
 def test_a_reranker_needs_a_transformer(encoders: Any, tmp_path: Path) -> None:

@@ -39,11 +39,3 @@ def test_a_cleared_cache_starts_a_new_window() -> None:
     payoff.reset()
     assert payoff.allows() and not payoff.throttled
 
-
-def test_rankings_thrown_away_as_they_are_made_count_as_unread() -> None:
-    cache = RankingCache()
-    payoff = PrefetchPayoff(cache, window=10)
-    cache.count_unread(8)  # a chunk the index changed under
-    cache.count_unread(8)
-    payoff.allows()
-    assert payoff.throttled

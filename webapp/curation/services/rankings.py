@@ -7,16 +7,12 @@ the document's other open mentions are linked together on a background thread (:
 once the panel's answer is rendered, so that it does not compete with it), and their panels find their rankings
 here (:func:`link_mention`).
 
-A ranking is served only where the current index would make the very same one: rankings are kept per loaded
-linker, filed under the mention's text and offsets, the document's text and the number of candidates asked for,
-with the linker's generation (:attr:`linker.linker.Linker.generation`, moved by every curator synonym added or
-taken back, in this process or read from another's decisions) and the pools they were drawn from. When the
-generation has moved since, :meth:`linker.linker.Linker.still_ranks` says exactly whether the changes could reach
-the ranking (a new name that would enter or reorder its candidates, a tie-break or a homonym list that moved:
-:mod:`linker.freshness`); a
-decision that adds a synonym for one mention thus leaves the kept rankings of the document's other mentions as
-they are unless it touches them. Where the index cannot say (an approximate index at millions of names), any
-change sets every kept ranking aside. The cache only ever saves work, never shows a stale ranking.
+A ranking is served only where the current linker would make the very same one: rankings are kept per served linker
+object, filed under the mention's text and offsets, the document's text and the number of candidates asked for. The
+registry hands out a new linker object whenever the curator names it serves change (the delta's watermark:
+:mod:`webapp.linking.registry`) and never changes one it has handed out, so a ranking kept for the linker served
+now is current, and the old linker's rankings go with it. The cache only ever saves work, never shows a stale
+ranking.
 """
 
 from __future__ import annotations
@@ -32,7 +28,6 @@ from dataclasses import dataclass, replace
 
 from django.conf import settings
 
-from linker.freshness import RankingProbe
 from linker.linker import Linker
 from linker.rerank import MentionSpan
 from linker.rerank.results import LinkedMention
@@ -46,11 +41,10 @@ __all__ = ["Linking", "PAYOFF", "PrefetchPayoff", "RANKINGS", "RankingCache", "f
 
 log = logging.getLogger(__name__)
 
-# Per loaded linker: about 200 documents' open mentions. A ranking of 10 candidates with its types takes about 6.5 KB
-# (tracemalloc, the CTD MEDIC LATTE linker) and its probe (linker.freshness: the query vector, the two top lists of
-# 64 names, the pool) about 3 KB more, so at most about 20 MB; five times that under a project's concept filter.
+# Per served linker: about 200 documents' open mentions. A ranking of 10 candidates with its types takes about 6.5 KB
+# (tracemalloc, the CTD MEDIC LATTE linker), so at most about 13 MB; five times that under a project's concept filter.
 RANKINGS_KEPT = 2048
-PREFETCH_CHUNK = 2  # mentions linked per call: between calls the index may change and requests come first
+PREFETCH_CHUNK = 2  # mentions linked per call: between calls requests come first
 PREFETCH_BACKLOG = 2  # documents waiting for the background thread: the newest are the ones a curator is on
 PREFETCH_PATIENCE = 1.0  # seconds a chunk waits for this process's requests to stop linking before it gives up
 
@@ -79,26 +73,11 @@ _Key = tuple[int, str, int, int, int, int]  # mention pk, text, start, end, hash
 @dataclass(frozen=True)
 class _Kept:
     linking: Linking
-    generation: int  # the linker's generation read before the ranking was made
     unread_prefetch: bool  # prefetched, and no panel has read it yet
 
 
-def _current(linker: Linker, kept: _Kept) -> _Kept | None:
-    """``kept`` as the current index would make it (re-filed under the current generation), or None when the index
-    may have changed it since."""
-    now = linker.generation
-    if kept.generation == now:
-        return kept
-    probe = kept.linking.linked.probe
-    if probe is None or not linker.still_ranks(probe):
-        return None
-    # Vouched for up to now: its pools are the ones a link now would draw, so later checks start from here.
-    linked = replace(kept.linking.linked, probe=RankingProbe(now, probe.parts))
-    return replace(kept, linking=replace(kept.linking, linked=linked), generation=now)
-
-
 class RankingCache:
-    """Rankings per loaded linker (dropped with it), least recently used first out; counts how many of the
+    """Rankings per served linker (dropped with it), least recently used first out; counts how many of the
     prefetched ones a panel went on to read."""
 
     def __init__(self, size: int = RANKINGS_KEPT) -> None:
@@ -109,7 +88,6 @@ class RankingCache:
         self.misses = 0
         self.prefetched = 0
         self.prefetched_read = 0
-        self.set_aside = 0  # rankings found but no longer current (the index changed them)
 
     def get(self, linker: Linker, key: _Key) -> Linking | None:
         with self._lock:
@@ -134,33 +112,22 @@ class RankingCache:
         found = kept.get(key) if kept is not None else None
         if kept is None or found is None:
             return None
-        current = _current(linker, found)
-        if current is None:
-            del kept[key]
-            self.set_aside += 1
-            return None
-        kept[key] = current
         kept.move_to_end(key)
-        return current
+        return found
 
-    def put(self, linker: Linker, key: _Key, linking: Linking, generation: int, prefetched: bool = False) -> None:
+    def put(self, linker: Linker, key: _Key, linking: Linking, prefetched: bool = False) -> None:
         with self._lock:
             kept = self._per_linker.setdefault(linker, OrderedDict())
-            kept[key] = _Kept(linking, generation, prefetched)
+            kept[key] = _Kept(linking, prefetched)
             kept.move_to_end(key)
             self.prefetched += prefetched
             while len(kept) > self.size:
                 kept.popitem(last=False)
 
-    def count_unread(self, n: int) -> None:
-        """Count ``n`` prefetched rankings thrown away before they could be kept (the index changed meanwhile)."""
-        with self._lock:
-            self.prefetched += n
-
     def clear(self) -> None:
         with self._lock:
             self._per_linker.clear()
-            self.hits = self.misses = self.prefetched = self.prefetched_read = self.set_aside = 0
+            self.hits = self.misses = self.prefetched = self.prefetched_read = 0
 
 
 class PrefetchPayoff:
@@ -210,14 +177,13 @@ def _key(span: _Span, document_text: str, k: int) -> _Key:
 def link_now(active: ActiveLinker, mentions: Sequence[Mention], document_text: str, k: int) -> list[Linking]:
     """The mentions of one document linked in their context (their offsets in ``document_text``), now, uncached
     (the background suggestions task: each of its rankings is stored once)."""
-    return _link(active.linker, [_Span(m.pk, m.text, m.start, m.end) for m in mentions], document_text, k, probe=False)
+    return _link(active.linker, [_Span(m.pk, m.text, m.start, m.end) for m in mentions], document_text, k)
 
 
-def _link(linker: Linker, spans: Sequence[_Span], document_text: str, k: int, probe: bool = True) -> list[Linking]:
-    """``probe``: for a ranking that is kept (:mod:`linker.freshness`)."""
+def _link(linker: Linker, spans: Sequence[_Span], document_text: str, k: int) -> list[Linking]:
     contexts = [MentionSpan(s.text, s.start, s.end) for s in spans]
     queries = linker.queries_for([s.text for s in spans], document_text)
-    linked = linker.link_in_context(contexts, document_text=document_text, k=k, queries=queries, probe=probe)
+    linked = linker.link_in_context(contexts, document_text=document_text, k=k, queries=queries)
     return [Linking(list(q), one) for q, one in zip(queries, linked, strict=True)]
 
 
@@ -241,8 +207,8 @@ _REQUESTS_LINKING = _Counter()
 
 
 def link_mention(active: ActiveLinker, mention: Mention, document_text: str, k: int) -> tuple[Linking, bool]:
-    """One mention's ranking, and whether it was linked just now: from this process's cache when the index would
-    make the same ranking now, else linked now (and kept). After a fresh link the caller may set the
+    """One mention's ranking, and whether it was linked just now: from this process's cache when it was made by the
+    linker served now, else linked now (and kept). After a fresh link the caller may set the
     document's other open mentions linking in the background (:func:`prefetch_document`), once its own answer is
     ready: the curator's next panel is most likely one of them."""
     linker = active.linker
@@ -251,10 +217,9 @@ def link_mention(active: ActiveLinker, mention: Mention, document_text: str, k: 
     found = RANKINGS.get(linker, key)
     if found is not None:
         return found, False
-    generation = linker.generation  # read before linking: a change made meanwhile files this ranking as already old
     with _REQUESTS_LINKING:
         (linking,) = _link(linker, [span], document_text, k)
-    RANKINGS.put(linker, key, linking, generation)
+    RANKINGS.put(linker, key, linking)
     return linking, True
 
 
@@ -333,8 +298,7 @@ os.register_at_fork(after_in_child=_PREFETCHER.forget)
 def prefetch_document(active: ActiveLinker, mention: Mention, document_text: str, k: int) -> bool:
     """With ``CURATION_PREFETCH`` on, link the open mentions of ``mention``'s document (of a long one, of the part it is
     in) that this process has no current ranking for, on the background thread, the ones after ``mention`` first (the order a curator goes in).
-    Which kept rankings are still current is asked there, not here (:meth:`Linker.still_ranks` takes about 0.7 ms a
-    ranking: 10-20 ms a document, which a decision's answer paid before). False when no other mention is open,
+    Which mentions have a kept ranking is asked there, not here. False when no other mention is open,
     that document is being prefetched already, prefetching is off or it does not pay here now
     (:class:`PrefetchPayoff`)."""
     if not settings.CURATION_PREFETCH or not PAYOFF.allows():
@@ -368,7 +332,6 @@ def _prefetch(job: _Job) -> None:
     for at in range(0, len(job.spans), PREFETCH_CHUNK):
         if not _idle():
             return
-        generation = linker.generation
         chunk = [s for s in job.spans[at : at + PREFETCH_CHUNK] if not RANKINGS.has(linker, _key(s, job.document_text, job.k))]
         if not chunk:
             continue
@@ -377,14 +340,10 @@ def _prefetch(job: _Job) -> None:
         except Exception:  # spare work: a failure here only means those panels link live
             log.exception("prefetching %d mention(s) failed; their panels will link them live", len(chunk))
             return
-        if linker.generation != generation and any(one.linked.probe is None for one in linked):
-            # A synonym came or went meanwhile and the index cannot say what it changed: these rankings may be
-            # old, and the next panel starts again. Work thrown away counts as prefetched and unread (PrefetchPayoff).
-            RANKINGS.count_unread(len(chunk))
-            return
-        # (With probes a ranking made across a change is kept: its panel checks it against the change when read.)
+        # Kept for the linker they were made by: once the served names change, the registry serves another one and
+        # these are read no more (counted as prefetched and unread: PrefetchPayoff).
         for span, linking in zip(chunk, linked, strict=True):
-            RANKINGS.put(linker, _key(span, job.document_text, job.k), linking, generation, prefetched=True)
+            RANKINGS.put(linker, _key(span, job.document_text, job.k), linking, prefetched=True)
 
 
 def wait_for_prefetch(timeout: float = 60.0) -> None:
