@@ -98,8 +98,6 @@ def read_artifact(
         raise ValueError(f"{folder} was built with quantize={config.quantize}")
     table = NameTable.load(folder / "table")
     sparse = SparseEncoder.load(folder / "sparse", texts=table.names)
-    if not sparse.keeps_matrix and table.removed:
-        sparse.mask_rows(sorted(table.removed))
     encoder = index = None
     if payload.get("has_encoder"):
         encoder = load_encoder(folder / "encoder", quantize=config.quantize, device=device)

@@ -159,7 +159,7 @@ class DeltaTable(NameTable):
                 bumps[row] += 1
             concept_bumps[primary] += 1
         self.delta_names: list[str] = names
-        # Read-only views typed as the base's lists: nothing appends to a DeltaTable (add and remove refuse).
+        # Read-only views typed as the base's lists: nothing appends to a DeltaTable (add refuses).
         self.names = cast(list[str], _Joined(base.names, names))
         self.concept_ids = cast(list[str], _Joined(base.concept_ids, concept_ids))
         self.raw_names = cast(list[str], _Joined(base.raw_names, raw_names))
@@ -171,9 +171,6 @@ class DeltaTable(NameTable):
     # --- what a read-only table refuses ----------------------------------------------------------------------
 
     def add(self, pairs: Iterable[tuple[str, str]]) -> list[int]:
-        raise TypeError("a DeltaTable is read only: make a new Delta")
-
-    def remove(self, pairs: Iterable[tuple[str, str]]) -> list[int]:
         raise TypeError("a DeltaTable is read only: make a new Delta")
 
     def save(self, folder: object) -> None:

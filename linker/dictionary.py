@@ -57,8 +57,8 @@ class NameTable:
         # keys took ~450 MB of a served linker at UMLS size.
         self._by_concept: dict[str, list[int]] = {}
         self._by_name: dict[str, list[str]] = {}  # normalised name -> the concepts that own it (homonyms)
-        # Rows taken back (a curator synonym undone): kept in the lists so that every other row keeps its
-        # position in the sparse matrix and the faiss index, but no longer a name of anything (see remove).
+        # Rows no longer a name of anything, kept in the lists so that every other row keeps its position: a
+        # DeltaTable's names taken back (linker.delta), or a table saved when names were taken back in place.
         self.removed: set[int] = set()
 
     # --- construction ----------------------------------------------------------------------------
@@ -124,29 +124,6 @@ class NameTable:
                 self.row_support[row] += 1
                 self.concept_support[primary] = self.concept_support.get(primary, 0) + 1
         return created
-
-    def remove(self, pairs: Iterable[tuple[str, str]]) -> list[int]:
-        """Take (name, concept id) rows back; returns the rows removed (pairs not present are skipped).
-
-        The row keeps its position (the indexes are keyed by it) and is marked in ``removed``: it leaves the
-        name and concept maps, so homonyms, ``row`` and ``concept_names`` forget it, and retrievers skip it.
-        The same pair added again later gets a new row.
-        """
-        removed: list[int] = []
-        for raw, cid in pairs:
-            primary = self.resolve_id(cid) or cid
-            name = normalize(raw, self.cfg)
-            row = self._find_row(name, primary)
-            if row is None:
-                continue
-            self.removed.add(row)
-            self._by_concept[primary].remove(row)
-            owners = self._by_name[name]
-            owners.remove(primary)
-            if not owners:
-                del self._by_name[name]
-            removed.append(row)
-        return removed
 
     # --- lookups -----------------------------------------------------------------------------------
 

@@ -49,7 +49,6 @@ class SparseEncoder:
         # ~1 GB of a served linker's memory, and a linker that does not search by tf-idf only scores its
         # dense candidates, a few dozen a query, which transforming costs a millisecond.
         self._texts: Sequence[str] | None = None
-        self._masked: set[int] = set()
 
     # --- fitting and transforming ----------------------------------------------------------------
 
@@ -98,51 +97,22 @@ class SparseEncoder:
     def set_names(self, names: Sequence[str]) -> None:
         """Index ``names`` with the current vocabulary (no refit)."""
         self._texts = None
-        self._masked = set()
         self._set_matrix(self.transform(names))
 
     def attach_texts(self, texts: Sequence[str]) -> None:
         """Score rows from ``texts`` (row i is ``texts[i]``) transformed when they are scored, without a matrix.
 
-        ``texts`` is read, not copied: pass the name table's own list, so that the rows it gains later are
-        scored too (``add_names`` then has nothing to do). :meth:`score` stays exact; :meth:`top_k` builds the
-        matrix on its first call (about 100 s at 3M names on 2 cores), for a linker switched to tf-idf search.
+        ``texts`` is read, not copied: pass the name table's own list. :meth:`score` stays exact; :meth:`top_k`
+        builds the matrix on its first call (about 100 s at 3M names on 2 cores), for a linker switched to tf-idf
+        search.
         """
         self._names = None
         self._texts = texts
-        self._masked = set()
 
     @property
     def keeps_matrix(self) -> bool:
         """False when rows are scored from attached texts (:meth:`attach_texts`) until a search needs more."""
         return self._texts is None
-
-    def add_names(self, names: Sequence[str]) -> None:
-        """Append names to the index (incremental: curator synonyms, merged training mentions)."""
-        if self._texts is not None:
-            return  # the attached list is the name table's own: its new rows are already there
-        if self._names is None:
-            self.set_names(names)
-            return
-        if len(names) == 0:
-            return
-        self._set_matrix(sp.vstack([self._names, self.transform(names)], format="csr", dtype=np.float32))
-
-    def mask_rows(self, rows: Sequence[int]) -> None:
-        """Empty the vectors of name rows (an undone curator synonym): they score 0 against every query from
-        now on, and keep their positions, so every other row stays where the table and dense index expect it."""
-        if not self.keeps_matrix:  # remembered and applied as rows are scored (no matrix to empty)
-            for row in rows:
-                if not 0 <= int(row) < len(self._texts or ()):
-                    raise ValueError(f"name row {row} is not indexed ({self.n_names} rows)")
-            self._masked = self._masked | {int(r) for r in rows}
-            return
-        names = self._require_names()
-        for row in rows:
-            if not 0 <= int(row) < names.shape[0]:
-                raise ValueError(f"name row {row} is not indexed ({names.shape[0]} rows)")
-            names.data[names.indptr[int(row)] : names.indptr[int(row) + 1]] = 0.0
-        names.eliminate_zeros()
 
     def _set_matrix(self, m: sp.csr_matrix) -> None:
         self._names = sp.csr_matrix(m, dtype=np.float32)
@@ -156,13 +126,9 @@ class SparseEncoder:
     def _require_names(self) -> sp.csr_matrix:
         texts = self._texts
         if texts is not None:
-            # A search over all names needs the matrix: built once from the attached texts, masks applied;
-            # from then on the encoder keeps a matrix and add_names appends to it.
-            masked = sorted(self._masked)
+            # A search over all names needs the matrix: built once from the attached texts, kept from then on.
             self._set_matrix(self.transform(texts))
-            self._texts, self._masked = None, set()
-            if masked:
-                self.mask_rows(masked)
+            self._texts = None
         if self._names is None:
             raise RuntimeError("no names indexed: call fit() or set_names() first")
         return self._names
@@ -240,17 +206,13 @@ class SparseEncoder:
         return dots.reshape(n, m)
 
     def _candidate_rows(self, rows: np.ndarray) -> sp.csr_matrix:
-        """tf-idf rows of the attached texts at ``rows`` (each distinct text transformed once; masked rows empty)."""
+        """tf-idf rows of the attached texts at ``rows`` (each distinct text transformed once)."""
         texts = self._texts
         assert texts is not None
         if len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= len(texts)):
             raise ValueError(f"name rows out of range for {len(texts)} names")
         unique, inverse = np.unique(rows, return_inverse=True)
-        m = self.transform([texts[int(r)] for r in unique])
-        if self._masked:
-            keep = np.array([int(r) not in self._masked for r in unique], dtype=np.float32)
-            m = sp.csr_matrix(sp.diags(keep) @ m, dtype=np.float32)
-        return m[inverse.ravel()]
+        return self.transform([texts[int(r)] for r in unique])[inverse.ravel()]
 
     # --- persistence -------------------------------------------------------------------------------
 
@@ -266,7 +228,7 @@ class SparseEncoder:
 
     def save(self, folder: str | Path) -> None:
         """``sparse_config.json``, ``sparse_vocabulary.json``, ``sparse_idf.npy``, ``sparse_names.npz`` (the matrix,
-        when one is kept; masked rows of an encoder without it are the name table's ``removed``)."""
+        when one is kept)."""
         path = Path(folder)
         path.mkdir(parents=True, exist_ok=True)
         with open(path / "sparse_config.json", "w", encoding="utf-8") as fh:

@@ -35,21 +35,9 @@ def test_save_load_round_trip_gives_identical_results(kind: str, tmp_path) -> No
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
-def test_incremental_add_is_found_by_the_next_search(kind: str) -> None:
-    rng = np.random.default_rng(2)
-    index = DenseIndex.build(_unit(rng, 100), config=IndexConfig(kind=kind))  # type: ignore[arg-type]
-    new = _unit(rng, 2)
-    index.add(new, [500, 501])
-    _, found = index.search(new, 1)
-    assert found[:, 0].tolist() == [500, 501]
-    np.testing.assert_allclose(index.vectors([501]), new[1:])
-
-
-def test_adding_a_row_twice_is_refused() -> None:
-    index = DenseIndex.build(_unit(np.random.default_rng(3), 5))
-    with pytest.raises(ValueError, match="already indexed"):
-        index.add(_unit(np.random.default_rng(4), 1), [2])
+def test_a_row_indexed_twice_is_refused() -> None:
+    with pytest.raises(ValueError, match="each indexed once"):
+        DenseIndex.build(_unit(np.random.default_rng(3), 2), np.array([4, 4]))
 
 
 def test_pair_scores_are_inner_products_and_minus_inf_for_padding() -> None:
@@ -144,62 +132,3 @@ def test_auto_is_exact_for_a_dictionary_and_a_float16_graph_for_millions() -> No
     big = IndexConfig().resolved(AUTO_GRAPH_FROM)
     assert (big.kind, big.vector_dtype) == ("hnsw", "float16")
     assert IndexConfig(kind="ivfpq").resolved(AUTO_GRAPH_FROM * 10).kind == "ivfpq"  # an explicit kind stays
-
-
-@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
-def test_synonyms_added_one_at_a_time_do_not_copy_the_index_each_time(kind: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Curator synonyms arrive one by one: the kept vectors grow in a buffer with headroom (copying a 3M-name index's
-    vectors for each one took a second), and every added name is found, also after save and load."""
-    rng = np.random.default_rng(5)
-    index = DenseIndex.build(_unit(rng, 300), config=IndexConfig(kind=kind, ivf_nprobe=64))  # type: ignore[arg-type]
-    added = _unit(rng, 40)
-    index.add(added[:1], [300])
-    buffer = index._vectors.base
-    for i in range(1, 40):
-        index.add(added[i : i + 1], [300 + i])
-    assert index._vectors.base is buffer  # no copy after the first
-    assert len(index) == 340 and index._vectors.shape == (340, 16) and list(index.rows[-3:]) == [337, 338, 339]
-    _, found = index.search(added, 1)
-    assert list(found[:, 0]) == list(range(300, 340))
-    index.save(tmp_path / "ix")
-    loaded = DenseIndex.load(tmp_path / "ix")
-    np.testing.assert_array_equal(loaded.search(added, 3)[1], index.search(added, 3)[1])
-    buffer = loaded._vectors.base
-    loaded.add(_unit(rng, 1), [340])  # loaded into a buffer with room: no copy on the first add either
-    assert loaded._vectors.base is buffer
-    assert len(loaded) == 341 and loaded.search(added[:1], 1)[1][0, 0] == 300
-
-
-@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
-def test_searches_in_other_threads_while_names_are_added_and_masked(kind: str) -> None:
-    """A web process's curators: searches and pair scores run in threads while a decision adds a synonym (and an undo
-    masks one), without a lock; none may fail or return a row whose vector it cannot read."""
-    import threading
-
-    rng = np.random.default_rng(6)
-    index = DenseIndex.build(_unit(rng, 400), config=IndexConfig(kind=kind, ivf_nprobe=64))  # type: ignore[arg-type]
-    queries, added = _unit(rng, 8), _unit(rng, 300)
-    failures: list[BaseException] = []
-    done = threading.Event()
-
-    def search() -> None:
-        try:
-            while not done.is_set():
-                _, rows = index.search(queries, 10)
-                assert (rows < 400 + len(added)).all()
-                index.pair_scores(queries, rows)
-        except BaseException as exc:  # noqa: BLE001 (reported below)
-            failures.append(exc)
-
-    threads = [threading.Thread(target=search) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for i in range(len(added)):
-        index.add(added[i : i + 1], [400 + i])
-        if i % 50 == 0:
-            index.mask([400 + i])
-    done.set()
-    for t in threads:
-        t.join()
-    assert failures == []
-    assert len(index) == 700

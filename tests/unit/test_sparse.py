@@ -109,14 +109,6 @@ def test_score_of_given_candidates_matches_top_k(encoder: SparseEncoder) -> None
     np.testing.assert_allclose(reversed_, scores[:, ::-1], rtol=1e-6)
 
 
-def test_add_names_extends_the_index(encoder: SparseEncoder) -> None:
-    enc = SparseEncoder().fit([n for n, _ in NAMES])
-    enc.add_names(["dystrophia myotonica"])
-    assert enc.n_names == len(NAMES) + 1
-    _, idx = enc.top_k(["dystrophia myotonica"], k=1)
-    assert int(idx[0, 0]) == len(NAMES)
-
-
 def test_save_load_round_trip_gives_identical_scores(encoder: SparseEncoder, tmp_path: Path) -> None:
     encoder.save(tmp_path / "sparse")
     assert not list((tmp_path / "sparse").glob("*.pkl"))
@@ -153,27 +145,10 @@ def test_scores_from_texts_equal_the_matrix_scores(encoder: SparseEncoder) -> No
     np.testing.assert_allclose(from_texts.score(queries, rows), encoder.score(queries, rows), atol=1e-6)
 
 
-def test_rows_added_to_the_attached_list_are_scored_and_masked_rows_score_zero() -> None:
+def test_a_search_builds_the_matrix_once() -> None:
     enc, texts = _texts_encoder()
-    texts.append("breast carcinoma")  # the name table's own list grows; add_names has nothing to copy
-    enc.add_names(["breast carcinoma"])
-    new = len(texts) - 1
-    assert enc.n_names == len(texts)
-    assert enc.score(["breast carcinoma"], np.array([[new]]))[0, 0] == pytest.approx(1.0, abs=1e-6)
-    enc.mask_rows([0])
-    assert not enc.keeps_matrix  # masking does not build the matrix (100 s at 3M names)
-    assert enc.score(["breast cancer"], np.array([[0, 1]]))[0, 0] == 0.0
-    with pytest.raises(ValueError, match="not indexed"):
-        enc.mask_rows([len(texts)])
-
-
-def test_a_search_builds_the_matrix_once_with_the_masks() -> None:
-    enc, texts = _texts_encoder()
-    enc.mask_rows([0])
     _, idx = enc.top_k(["breast cancer"], k=2)
-    assert enc.keeps_matrix and int(idx[0, 0]) == 1  # the masked exact name is gone, its synonym first
-    enc.add_names(["breast carcinoma"])  # from now on appended to the matrix
-    assert enc.n_names == len(texts) + 1
+    assert enc.keeps_matrix and int(idx[0, 0]) == 0 and enc.n_names == len(texts)
 
 
 def test_saved_without_a_matrix_and_loaded_with_the_texts(tmp_path: Path) -> None:
