@@ -17,7 +17,7 @@ development abstracts imported with ``manage.py import_documents`` as the collec
   goes through them, with the document prefetch on (``CURATION_PREFETCH``, the default): each panel is
   followed by accepting its top suggestion (not timed; a synonym it adds to the index makes the panels it could
   change link live again) and ``--think-ms`` of reading before the next. Reported with how many panels linked live and how
-  many kept rankings a decision's synonym reached (set aside: linker.freshness).
+  many kept rankings a decision's synonym reached (none now: a synonym serves a new linker, linker.delta).
 * a pipeline: ``POST /api/link`` for ``--api-documents`` other abstracts, each with its Disease mentions as given
   spans, as a pipeline asks for them (the same ranking as the panel's: by the re-ranker where the index has one);
   reported per request and in mentions/s.
