@@ -247,6 +247,9 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,  # separate request/response components: read-only fields stay out of inputs
+    # Every job's state (imports, runs, evaluations, uploads, /api/jobs/) is one enum, apart from the index and
+    # detector versions' serving states.
+    "ENUM_NAME_OVERRIDES": {"JobStateEnum": "webapp.jobs.models.Job.State"},
     "SWAGGER_UI_DIST": "SIDECAR",  # no CDN is reachable: assets come from drf-spectacular-sidecar
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

@@ -304,7 +304,7 @@ def test_the_task_queue_down_is_said_on_each_form_and_nothing_is_kept(alice_clie
                        status_code=503)
     # Each job is failed with the reason (never "queued" for ever); no file, dictionary or collection is left.
     assert sorted(ImportJob.objects.values_list("state", flat=True)) == [ImportJob.State.FAILED] * 3
-    assert all(m.startswith(DOWN) for m in ImportJob.objects.values_list("message", flat=True))
+    assert all(m.startswith(DOWN) for m in ImportJob.objects.values_list("error", flat=True))
     assert uploads_left(artifacts) == []
     assert list(Dictionary.objects.values_list("slug", flat=True)) == ["mini"]
     assert list(Collection.objects.values_list("slug", flat=True)) == ["notes"]

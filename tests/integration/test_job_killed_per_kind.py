@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from tests.integration.conftest import database_url
 from webapp.core.uploads import new_upload_folder
 from webapp.corpus.models import Collection, Document
 from webapp.imports.models import ImportJob
@@ -63,15 +64,10 @@ with mock.patch({target!r}, side_effect=lambda *a, **k: time.sleep(600)), \\
 """
 
 
-def _database_url() -> str:
-    settings = connection.settings_dict
-    return f"postgresql://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}/{settings['NAME']}"
-
-
 def _run_and_kill(kind: str, pk: int, alive: Callable[[], bool]) -> None:
     target, import_run = RUNNERS[kind]
     script = SCRIPT.format(import_run=import_run, target=target, pk=pk)
-    env = os.environ | {"DATABASE_URL": _database_url(), "DJANGO_SETTINGS_MODULE": "webapp.settings"}
+    env = os.environ | {"DATABASE_URL": database_url(connection.settings_dict), "DJANGO_SETTINGS_MODULE": "webapp.settings"}
     process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:

@@ -13,7 +13,7 @@ def _queue(task: str) -> str:
 
 
 @pytest.mark.parametrize("task", [
-    "tasks.training.evaluate_task", "tasks.jobs.sweep_queued_jobs", "tasks.training.sweep_stale_runs",
+    "tasks.training.evaluate_task", "tasks.jobs.sweep_jobs",
     "tasks.loop.gate_run_task", "tasks.loop.recheck_gates_task", "tasks.health.ping",
 ])
 def test_short_work_goes_to_the_interactive_queue(task: str) -> None:
