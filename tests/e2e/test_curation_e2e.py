@@ -102,6 +102,7 @@ def test_a_curator_decides_with_the_keyboard_and_the_linker_learns(live_server, 
 
     synonym = Name.objects.get(text="Type 2 diabetes", concept__concept_id="MESH:D003922")
     assert (synonym.source, synonym.created_by) == ("curator", bob)
+    linker = get_active_linker("medic-demo").linker  # a linker handed out is a snapshot: asked again
     after = linker.link_mentions(["Type 2 diabetes"], k=10)[0]
     learned = [c for c in after if c.concept_id == "MESH:D003922"]
     assert learned and learned[0].name == "Type 2 diabetes"
