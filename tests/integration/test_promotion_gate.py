@@ -1,4 +1,4 @@
-"""The promotion gate (webapp.training.loop): its verdict in words, promotion refused below it from the page, and
+"""The promotion gate (webapp.training.gate): its verdict in words, promotion refused below it from the page, and
 the admin's settings page for the gate and the retrain policy."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import pytest
 
 from webapp.corpus.models import Collection
 from webapp.linking.models import IndexVersion
-from webapp.training.loop import GateRefused, check_gate, promote_through_gate, save_gate, save_policy
+from webapp.training.gate import GateRefused, check_gate, promote_through_gate
+from webapp.training.loop import save_gate, save_policy
 from webapp.training.models import Evaluation, PromotionGate, RetrainPolicy, TrainingRun
 from webapp.vocab.models import Dictionary, DictionaryVersion
 

@@ -13,8 +13,8 @@ from django.views.decorators.http import require_http_methods
 
 from webapp.core.decorators import admin_required
 from webapp.training.errors import RunError
+from webapp.training.gate import GateRefused
 from webapp.training.loop import (
-    GateRefused,
     counted_decisions,
     next_trigger,
     policy_run_unfinished,

@@ -22,11 +22,11 @@ from webapp.training.base_encoders import started_from
 from webapp.training.calibration import LINKER_METHODS, nil_decisions
 from webapp.training.errors import RunError
 from webapp.training.evaluation import evaluable_collections, start_evaluation
+from webapp.training.gate import GateRefused, promote_through_gate
 from webapp.training.held_out import index_overlap, run_overlap, trained_collections
 from webapp.training.hierarchy_inputs import run_dictionaries
 from webapp.training.hierarchy_report import hierarchy_report
 from webapp.training.job_caps import JobCapReached
-from webapp.training.loop import GateRefused, promote_through_gate
 from webapp.training.loop_views import loop_rows, refusal_message
 from webapp.training.models import Evaluation, TrainingRun, WordVectorModel
 from webapp.training.param_table import parameter_rows
@@ -259,7 +259,7 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @admin_required
 def index_promote(request: HttpRequest, pk: int) -> HttpResponse:
     index = get_object_or_404(IndexVersion, pk=pk)
-    try:  # below its dictionary's promotion gate an index is refused, with the gate's reasons (webapp.training.loop)
+    try:  # below its dictionary's promotion gate an index is refused, with the gate's reasons (webapp.training.gate)
         index, _ = promote_through_gate(index.pk, user=request.user)
     except GateRefused as exc:
         messages.error(request, refusal_message(index.label, exc))

@@ -18,7 +18,7 @@ class Command(BaseCommand):
                             help="Switch even when the dictionary's promotion gate refuses the index (an admin's override).")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        from webapp.training.loop import GateRefused, promote_through_gate
+        from webapp.training.gate import GateRefused, promote_through_gate
 
         try:
             index = promote_index(opts["index_id"]) if opts["skip_gate"] else promote_through_gate(opts["index_id"])[0]
