@@ -81,28 +81,18 @@ def import_dictionary(
     """
     started = time.perf_counter()
     path = input_path(path, folder=True)
-    _check_slug(dictionary_slug)
-    check_label(title, "dictionary title", _TITLE_MAX)
-    check_label(release, "release label")  # a longer one is cut to the column, as it always was
-    fmt = fmt or sniff_dictionary_format(path)
-    if fmt not in DICTIONARY_FORMATS:
-        raise ValueError(f"unknown dictionary format {fmt!r}; expected one of {', '.join(DICTIONARY_FORMATS)}")
+    fmt = _checked_format(path, fmt, dictionary_slug, title, release)
     if fmt == "umls":
-        from linker.umls import UmlsFilter
-        from webapp.vocab.umls import import_umls, parse_list
-
-        keep = UmlsFilter(languages=parse_list(languages) if languages is not None else ("ENG",),
-                          sources=parse_list(sources), include_suppressed=include_suppressed)
-        return import_umls(path, dictionary_slug=dictionary_slug, title=title, release=release, keep=keep,
-                           hierarchy=hierarchy, user=user, progress=progress)
+        return _import_umls_release(path, dictionary_slug=dictionary_slug, title=title, release=release,
+                                    sources=sources, languages=languages, include_suppressed=include_suppressed,
+                                    hierarchy=hierarchy, user=user, progress=progress)
     if sources or languages or include_suppressed or hierarchy != "auto":
         raise ValueError("sources, languages, suppressed rows and the hierarchy source are options of a UMLS release "
                          f"(format umls), not of {fmt}")
     if path.is_dir():
         raise ValueError(f"{path}: a folder; only a UMLS release (format umls) is imported from a folder")
     checksum = file_sha256(path)
-    # A NUL in the header's label is cut off there: PostgreSQL stores none, and the rest is no label anyway.
-    label = (release or read_release(path).partition("\x00")[0] or f"{path.name} sha256:{checksum[:12]}")[:_RELEASE_MAX]
+    label = _release_label(path, release, checksum)
     total = _estimate_records(path, fmt) if progress else None
 
     with transaction.atomic():
@@ -118,25 +108,7 @@ def import_dictionary(
             checksum=checksum,
             imported_by=user if getattr(user, "pk", None) else None,
         )
-        writer = VersionWriter(version, path, fmt)
-        defer_terms()
-        records = iter_dictionary(path, fmt, include_obsolete=include_obsolete)
-        if fmt == "dnorm":  # bare MeSH ids, stored as every other MEDIC release names them
-            records = map(namespaced, records)
-        for batch in _batched(records, BATCH_SIZE):
-            writer.add_concepts(batch)
-            if progress:
-                progress(writer.report.concepts, max(total or 0, writer.report.concepts) or None)
-        if not writer.report.concepts:
-            # Raised inside the transaction: the version (and a dictionary created for it) goes with it.
-            what = "no [Term] stanza, or only obsolete ones" if fmt == "obo" else "only header or comment lines"
-            raise ValueError(f"{path}: no concepts: the file holds {what} (a download cut short?); nothing imported")
-        writer.finish()
-        write_terms(version)
-        version.concept_count = writer.report.concepts
-        version.name_count = writer.report.names
-        version.edge_count = writer.report.edges
-        version.save(update_fields=["concept_count", "name_count", "edge_count"])
+        report = _write_version(version, path, fmt, include_obsolete=include_obsolete, progress=progress, total=total)
         if dictionary.versions.exclude(pk=version.pk).exists():
             # A new release beside older ones: curator synonyms carried over and an index queued for it, on a
             # worker once this commits (webapp.vocab.releases).
@@ -145,13 +117,72 @@ def import_dictionary(
             queue_carry_over(version)
 
     analyze_vocab()
-    report = writer.report
     report.seconds = round(time.perf_counter() - started, 3)
     report.message = (
         f"imported {dictionary.slug} release {label!r}: {report.concepts} concepts, {report.names} names, "
         f"{report.edges} edges, {report.known_types} known types in {report.seconds:.1f} s"
     )
     return report
+
+
+# --- the steps of an import -------------------------------------------------------------------------
+
+
+def _checked_format(path: Path, fmt: str | None, dictionary_slug: str, title: str | None, release: str | None) -> str:
+    """The file's format (sniffed when not given), once the names the import is to take are valid."""
+    _check_slug(dictionary_slug)
+    check_label(title, "dictionary title", _TITLE_MAX)
+    check_label(release, "release label")  # a longer one is cut to the column, as it always was
+    fmt = fmt or sniff_dictionary_format(path)
+    if fmt not in DICTIONARY_FORMATS:
+        raise ValueError(f"unknown dictionary format {fmt!r}; expected one of {', '.join(DICTIONARY_FORMATS)}")
+    return fmt
+
+
+def _import_umls_release(path: Path, *, dictionary_slug: str, title: str | None, release: str | None,
+                         sources: str | Sequence[str] | None, languages: str | Sequence[str] | None,
+                         include_suppressed: bool, hierarchy: str, user: Any,
+                         progress: Progress | None) -> ImportReport:
+    """A UMLS release, its rows kept by the options (languages "ENG" unless given): :mod:`webapp.vocab.umls`."""
+    from linker.umls import UmlsFilter
+    from webapp.vocab.umls import import_umls, parse_list
+
+    keep = UmlsFilter(languages=parse_list(languages) if languages is not None else ("ENG",),
+                      sources=parse_list(sources), include_suppressed=include_suppressed)
+    return import_umls(path, dictionary_slug=dictionary_slug, title=title, release=release, keep=keep,
+                       hierarchy=hierarchy, user=user, progress=progress)
+
+
+def _release_label(path: Path, release: str | None, checksum: str) -> str:
+    """The release as given, else as the file's header says, else the file name and the start of its checksum."""
+    # A NUL in the header's label is cut off there: PostgreSQL stores none, and the rest is no label anyway.
+    return (release or read_release(path).partition("\x00")[0] or f"{path.name} sha256:{checksum[:12]}")[:_RELEASE_MAX]
+
+
+def _write_version(version: DictionaryVersion, path: Path, fmt: str, *, include_obsolete: bool,
+                   progress: Progress | None, total: int | None) -> ImportReport:
+    """Stream the file's concepts, names and edges into the new version in batches, with its terms and counts; a
+    file without a concept raises ``ValueError`` (inside the caller's transaction: the version goes with it)."""
+    writer = VersionWriter(version, path, fmt)
+    defer_terms()
+    records = iter_dictionary(path, fmt, include_obsolete=include_obsolete)
+    if fmt == "dnorm":  # bare MeSH ids, stored as every other MEDIC release names them
+        records = map(namespaced, records)
+    for batch in _batched(records, BATCH_SIZE):
+        writer.add_concepts(batch)
+        if progress:
+            progress(writer.report.concepts, max(total or 0, writer.report.concepts) or None)
+    if not writer.report.concepts:
+        # Raised inside the transaction: the version (and a dictionary created for it) goes with it.
+        what = "no [Term] stanza, or only obsolete ones" if fmt == "obo" else "only header or comment lines"
+        raise ValueError(f"{path}: no concepts: the file holds {what} (a download cut short?); nothing imported")
+    writer.finish()
+    write_terms(version)
+    version.concept_count = writer.report.concepts
+    version.name_count = writer.report.names
+    version.edge_count = writer.report.edges
+    version.save(update_fields=["concept_count", "name_count", "edge_count"])
+    return writer.report
 
 
 # --- file helpers -----------------------------------------------------------------------------------
