@@ -20,7 +20,7 @@ from webapp.curation.services.suggestions import PanelRanking
 from webapp.curation.teaching import lesson
 from webapp.linking.versions import active_index
 from webapp.projects.concept_filter import filter_for_collection, filter_for_document
-from webapp.vocab.models import Concept, DictionaryVersion, HierarchyEdge, KnownType
+from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, HierarchyEdge, KnownType
 
 STORED_CONFLICT = "Type conflict: flagged by the model when it made this suggestion."
 # Other owners of a shared name listed by the panel; the rest are counted (a common name of a UMLS-size
@@ -125,62 +125,98 @@ def _safe(value: float) -> float | None:
 _Candidate = tuple[int, int, str, str, float, float | None, float | None, CandidateTypes]
 
 
+@dataclass(frozen=True)
+class _Ranked:
+    """The candidates the panel lists and where they come from: the live ranking or the stored suggestions."""
+
+    candidates: list[_Candidate]
+    by_cid: dict[str, Concept]  # the concepts of the candidates (and of their listed homonyms) the version has
+    version: DictionaryVersion | None
+    model_version: str
+    live: bool
+    parts: list[str]
+    types: MentionTypes | None = None
+    note: str = ""
+
+
 def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
     """Everything the candidate panel shows for one mention (the mention comes with document__collection__dictionary).
 
     ``ranking`` is the active linker's live ranking (a decision stores it first, so the rank it records is the rank
     shown); None without an active index: the stored suggestions are shown. Every query here is a handful of rows by index.
     """
-    dictionary = mention.document.collection.dictionary
     parts = list(mention.part_texts) or [mention.text]
     links = list(mention.links.select_related("concept__version__dictionary", "created_by").order_by("part", "rank", "-created_at", "-id"))
-    note = ""
-    candidates: list[_Candidate] = []
-    version: DictionaryVersion | None
-    types: MentionTypes | None = None
     # The live ranking is filtered already; stored suggestions may predate the project's filter.
     concept_filter = ranking.concept_filter if ranking is not None else filter_for_document(mention.document)
     if concept_filter is not None:
         links = [link for link in links if link.origin != Link.Origin.MODEL or concept_filter.allows_id(link.concept_ref)]
     if ranking is not None:
-        version = ranking.active.dictionary_version
-        linker = ranking.active.linker
-        per_candidate = candidate_types(linker, ranking.linked)
-        wanted = {c.concept_id for c in ranking.candidates} | {h for t in per_candidate for h in t.homonyms[:HOMONYMS_SHOWN]}
-        by_cid = _concepts(version, wanted)
-        seen_rank: dict[int, int] = {}
-        for c, typed in zip(ranking.candidates, per_candidate, strict=True):
-            seen_rank[c.part] = seen_rank.get(c.part, 0) + 1
-            candidates.append((c.part, seen_rank[c.part], c.concept_id, c.name, float(c.score), _safe(c.dense), _safe(c.sparse), typed))
-        model_version, live = ranking.active.label, True
-        types = mention_types(linker, ranking.linked)
-        if ranking.part_queries is not None:
-            # The linker split a composite mention the source did not: name the parts as it queried them.
-            parts = ranking.part_queries
+        ranked = _live(ranking, parts)
     else:
-        model_links = [link for link in links if link.origin == Link.Origin.MODEL]
-        version = dictionary.latest_version() if dictionary is not None else None
-        candidates = [
-            (s.part, s.rank or i + 1, s.concept_ref, "", s.score or 0.0, None, None, CandidateTypes(conflict=STORED_CONFLICT if s.type_conflict else ""))
-            for i, s in enumerate(model_links)
-        ]
-        by_cid = {s.concept_ref: s.concept for s in model_links if s.concept is not None}
-        model_version, live = (model_links[0].model_version if model_links else ""), False
-        note = (
-            "No active index for this dictionary: showing stored suggestions." if model_links
-            else "No active index for this dictionary and no stored suggestions: search for a concept (/)."
-        )
-    shown_pks = [by_cid[c[2]].pk for c in candidates if c[2] in by_cid]
-    known = _known_types(shown_pks)
-    ancestry = candidate_lineage(shown_pks)
+        ranked = _stored(links, mention.document.collection.dictionary, parts)
     curated = sorted((link for link in links if link.origin == Link.Origin.CURATOR), key=lambda link: (link.created_at, link.pk))
     current = curated[-1] if curated else None
     gold = [link for link in links if link.origin == Link.Origin.GOLD]
+    workspace = mention.document.collection.is_workspace
+    whole_text_of_parts = not mention.part_texts and len(ranked.parts) > 1
+    rows, notes = _candidate_rows(mention, ranked, current, gold, workspace, whole_text_of_parts)
+    latest = Decision.objects.filter(mention=mention).select_related("user", "concept").order_by("-created_at", "-id").first()
+    # A candidate with a path proves a hierarchy; only when none has one is the version asked (one indexed row).
+    has_hierarchy = any(row.path for row in rows) or (
+        ranked.version is not None and HierarchyEdge.objects.filter(version=ranked.version).exists())
+    confidence, nil_threshold = _confidence(ranking, links)
+    return Panel(mention, ranked.parts, rows, ranked.model_version, ranked.live, ranked.version, current, gold, latest,
+                 ranked.note, ranked.types, notes, has_hierarchy, confidence, nil_threshold,
+                 concept_filter.describe() if concept_filter is not None else "",
+                 _teaching(rows, workspace, whole_text_of_parts))
+
+
+def _live(ranking: PanelRanking, parts: list[str]) -> _Ranked:
+    """The active linker's ranking, with what its re-ranker says of each candidate and of the mention."""
+    version = ranking.active.dictionary_version
+    linker = ranking.active.linker
+    per_candidate = candidate_types(linker, ranking.linked)
+    wanted = {c.concept_id for c in ranking.candidates} | {h for t in per_candidate for h in t.homonyms[:HOMONYMS_SHOWN]}
+    by_cid = _concepts(version, wanted)
+    seen_rank: dict[int, int] = {}
+    candidates: list[_Candidate] = []
+    for c, typed in zip(ranking.candidates, per_candidate, strict=True):
+        seen_rank[c.part] = seen_rank.get(c.part, 0) + 1
+        candidates.append((c.part, seen_rank[c.part], c.concept_id, c.name, float(c.score), _safe(c.dense), _safe(c.sparse), typed))
+    types = mention_types(linker, ranking.linked)
+    # The linker may split a composite mention the source did not: the parts are then named as it queried them.
+    return _Ranked(candidates, by_cid, version, ranking.active.label, True,
+                   ranking.part_queries if ranking.part_queries is not None else parts, types)
+
+
+def _stored(links: list[Link], dictionary: Dictionary | None, parts: list[str]) -> _Ranked:
+    """The model's suggestions stored on the mention, shown when no index is active."""
+    model_links = [link for link in links if link.origin == Link.Origin.MODEL]
+    candidates: list[_Candidate] = [
+        (s.part, s.rank or i + 1, s.concept_ref, "", s.score or 0.0, None, None, CandidateTypes(conflict=STORED_CONFLICT if s.type_conflict else ""))
+        for i, s in enumerate(model_links)
+    ]
+    note = (
+        "No active index for this dictionary: showing stored suggestions." if model_links
+        else "No active index for this dictionary and no stored suggestions: search for a concept (/)."
+    )
+    return _Ranked(candidates, {s.concept_ref: s.concept for s in model_links if s.concept is not None},
+                   dictionary.latest_version() if dictionary is not None else None,
+                   model_links[0].model_version if model_links else "", False, parts, note=note)
+
+
+def _candidate_rows(mention: Mention, ranked: _Ranked, current: Link | None, gold: list[Link], workspace: bool,
+                    whole_text_of_parts: bool) -> tuple[list[CandidateRow], list[str]]:
+    """One row per candidate (its types, path, near miss, what linking it teaches), and the near-miss note of each
+    part whose top two are neighbours."""
+    candidates, by_cid, parts = ranked.candidates, ranked.by_cid, ranked.parts
+    shown_pks = [by_cid[c[2]].pk for c in candidates if c[2] in by_cid]
+    known = _known_types(shown_pks)
+    ancestry = candidate_lineage(shown_pks)
     gold_pks = {g.concept_id for g in gold if g.concept_id}
     top_by_part = {c[0]: c[4] for c in candidates if c[1] == 1}
     near_misses, notes = _near_misses(candidates, by_cid, ancestry)
-    workspace = mention.document.collection.is_workspace
-    whole_text_of_parts = not mention.part_texts and len(parts) > 1
     rows = []
     for number, (part, rank, cid, matched, score, dense, sparse, typed) in enumerate(candidates, start=1):
         concept = by_cid.get(cid)
@@ -207,14 +243,7 @@ def panel(mention: Mention, ranking: PanelRanking | None) -> Panel:
                                       concept=ancestors[-1] if ancestors else None).describe(),
             )
         )
-    latest = Decision.objects.filter(mention=mention).select_related("user", "concept").order_by("-created_at", "-id").first()
-    # A candidate with a path proves a hierarchy; only when none has one is the version asked (one indexed row).
-    has_hierarchy = any(row.path for row in rows) or (
-        version is not None and HierarchyEdge.objects.filter(version=version).exists())
-    confidence, nil_threshold = _confidence(ranking, links)
-    return Panel(mention, parts, rows, model_version, live, version, current, gold, latest, note, types, notes,
-                 has_hierarchy, confidence, nil_threshold, concept_filter.describe() if concept_filter is not None else "",
-                 _teaching(rows, workspace, whole_text_of_parts))
+    return rows, notes
 
 
 def _teaching(rows: list[CandidateRow], workspace: bool, whole_text_of_parts: bool) -> str:
