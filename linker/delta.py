@@ -29,7 +29,6 @@ import scipy.sparse as sp
 from linker.dictionary import NameTable, id_variants
 from linker.encoders.base import NameEncoder
 from linker.index import DenseIndex
-from linker.retrieval import encode_names
 from linker.sparse import SparseEncoder
 from linker.text import normalize
 
@@ -225,7 +224,7 @@ class DeltaVectors:
         known = self.by_encoder.setdefault(id(encoder), {})
         missing = list(dict.fromkeys(n for n in names if n not in known))
         if missing:
-            for name, vector in zip(missing, encode_names(encoder, missing, batch_size=batch_size), strict=True):
+            for name, vector in zip(missing, encoder.encode(missing, batch_size=batch_size), strict=True):
                 known[name] = np.asarray(vector, dtype=np.float32)
         if not names:
             return np.zeros((0, encoder.dim), dtype=np.float32)
