@@ -209,7 +209,7 @@ def reset(base_index: Any) -> None:
 def gold_by_mention() -> dict[int, dict[int, set[int]]]:
     """Mention pk -> part -> gold concept pks, for the new collection's Disease mentions whose every part resolves."""
     from webapp.corpus.models import Link
-    from webapp.curation.services.decisions import part_count
+    from webapp.curation.services.decision_rows import part_count
 
     out: dict[int, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
     links = Link.objects.filter(origin=Link.Origin.GOLD, nil=False, concept__isnull=False,

@@ -8,7 +8,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from webapp.corpus.models import Collection, Document, Link, Mention
-from webapp.curation.services.decisions import Conflict, CurationError, decide
+from webapp.curation.services.decisions import Conflict, decide
+from webapp.curation.services.errors import CurationError
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
 
 pytestmark = pytest.mark.django_db

@@ -14,6 +14,7 @@ from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation import services
 from webapp.curation.models import Decision, HardNegative
 from webapp.curation.services import decisions
+from webapp.curation.services.decision_rows import top_concept_pk
 from webapp.linking.registry import forget_all
 from webapp.training.services import activate_index, build_index, create_index_version
 from webapp.vocab.models import Concept, Dictionary, Name
@@ -48,7 +49,7 @@ def _one_at_a_time(twins: Any, action: str, chosen: Concept | None, user: Any, b
     for twin in twins:
         twin_action = action
         if action in ("accept", "relink") and chosen is not None:
-            twin_action = "accept" if decisions._top_concept_pk(twin, 0) == chosen.pk else "relink"
+            twin_action = "accept" if top_concept_pk(twin, 0) == chosen.pk else "relink"
         out.append(decisions._apply(twin, twin_action, chosen, 0, user, "propagated", batch, None, teach))
     return out
 

@@ -26,7 +26,8 @@ from webapp.api.views.common import (
 from webapp.corpus.importers import id_variants
 from webapp.corpus.models import Link, Mention
 from webapp.curation.models import Decision
-from webapp.curation.services.decisions import Conflict, CurationError, decide
+from webapp.curation.services.decisions import Conflict, decide
+from webapp.curation.services.errors import CurationError
 from webapp.projects.access import check_decide_document, visible_collections, visible_documents_q
 from webapp.vocab.models import Concept, Dictionary
 from webapp.vocab.selectors import first_by_id

@@ -1,6 +1,8 @@
 """Curation services, one module per responsibility; this package names what views, the API and tasks call.
 
-- :mod:`.decisions`: the one decision service (accept, relink, NIL, reject; propagation; conflicts).
+- :mod:`.decisions`: the one decision service (accept, relink, NIL, reject; propagation; conflicts), built of
+  :mod:`.decision_rows` (what one decision writes on one mention part).
+- :mod:`.errors`: the services' refusal (CurationError).
 - :mod:`.undo`: undoing a decision with its batch.
 - :mod:`.spans`: adding a mention, fixing a span.
 - :mod:`.suggestions`: the panel's live ranking (read only) and storing the active linker's suggestions (on a POST, by the background task).
@@ -10,17 +12,10 @@
 from __future__ import annotations
 
 from webapp.curation.models import DECIDED_STATUSES, OPEN_STATUSES
-from webapp.curation.services.decisions import (
-    HARD_NEGATIVES_PER_DECISION,
-    LINK_ACTIONS,
-    Conflict,
-    CurationError,
-    Outcome,
-    Scope,
-    decide,
-    part_count,
-)
+from webapp.curation.services.decision_rows import HARD_NEGATIVES_PER_DECISION, part_count
+from webapp.curation.services.decisions import LINK_ACTIONS, Conflict, Outcome, Scope, decide
 from webapp.curation.services.detection import detect_documents, redetect
+from webapp.curation.services.errors import CurationError
 from webapp.curation.services.spans import add_mention, fix_span
 from webapp.curation.services.suggestions import (
     SUGGESTIONS_K,

@@ -22,7 +22,9 @@ from django.contrib.auth import get_user_model
 from linker.calibration import mention_confidence
 from webapp.corpus.models import Document, Link, Mention
 from webapp.curation.models import Decision
-from webapp.curation.services.decisions import Conflict, CurationError, decide, part_count
+from webapp.curation.services.decision_rows import part_count
+from webapp.curation.services.decisions import Conflict, decide
+from webapp.curation.services.errors import CurationError
 
 logger = logging.getLogger(__name__)
 

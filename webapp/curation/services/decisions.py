@@ -39,17 +39,29 @@ from django.db import OperationalError, connection, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from linker.text import normalize
 from webapp.corpus.models import Link, Mention
 from webapp.curation.models import DECIDED_STATUSES, OPEN_STATUSES, Decision, HardNegative
+from webapp.curation.services.decision_rows import (
+    STATUS,
+    add_synonym,
+    as_recorded,
+    check_concept_filter,
+    check_dictionary,
+    curator_link,
+    decision_row,
+    default_concept,
+    hard_negatives,
+    part_count,
+    part_text,
+    part_total,
+    suggestions_of,
+)
+from webapp.curation.services.errors import CurationError
 from webapp.curation.signals import announce_decision
 from webapp.curation.teaching import Lesson, lesson
 from webapp.linking.registry import add_curator_synonym, add_curator_synonyms
 from webapp.projects.access import decidable_documents_q
-from webapp.projects.concept_filter import filter_for_document
-from webapp.vocab.models import Concept, DictionaryVersion, Name
-
-HARD_NEGATIVES_PER_DECISION = 5
+from webapp.vocab.models import Concept, Name
 
 Action = Decision.Action
 Via = Decision.Via
@@ -57,16 +69,6 @@ Via = Decision.Via
 # The actions a curator takes on a mention's link; adding a mention and fixing a span are in spans.py.
 LINK_ACTIONS = (Action.ACCEPT, Action.RELINK, Action.NIL, Action.REJECT)
 
-_STATUS = {
-    Action.ACCEPT: Mention.Status.ACCEPTED,
-    Action.RELINK: Mention.Status.RELINKED,
-    Action.NIL: Mention.Status.NIL,
-    Action.REJECT: Mention.Status.REJECTED,
-}
-
-
-class CurationError(ValueError):
-    """The request cannot be carried out as asked; the message says why, in words for the curator."""
 
 
 class Conflict(Exception):
@@ -174,7 +176,7 @@ def decide(
         parts = range(part_count(mention))
     else:
         parts = range(part, part + 1)
-    decisions = [_apply(mention, _as_recorded(mention, action, concept, p), concept, p, user, via, batch,
+    decisions = [_apply(mention, as_recorded(mention, action, concept, p), concept, p, user, via, batch,
                         time_on_task_ms if p == parts[0] else None, teach) for p in parts]
     decision = decisions[0]
     propagated: list[Decision] = []
@@ -233,47 +235,6 @@ def conflict(mention: Mention, seen: datetime) -> Conflict:
     return Conflict(mention, message, latest)
 
 
-def part_count(mention: Mention) -> int:
-    """How many parts a mention has: its own part texts, or as many as any link names (gold, model or curator).
-
-    A composite the linker split itself, or a gold composite listed without part texts, has parts only its
-    links know of.
-    """
-    highest = mention.links.order_by("-part").values_list("part", flat=True).first()
-    return _parts(mention, highest)
-
-
-def _parts(mention: Mention, highest_linked_part: int | None) -> int:
-    return max(1, len(mention.part_texts), (highest_linked_part or 0) + 1)
-
-
-def _part_text(mention: Mention, part: int) -> str:
-    return mention.part_texts[part] if part < len(mention.part_texts) else mention.text
-
-
-def _suggestions(mention: Mention, part: int) -> list[Link]:
-    return list(
-        mention.links.filter(origin=Link.Origin.MODEL, part=part).select_related("concept").order_by("rank", "id")
-    )
-
-
-def _as_recorded(mention: Mention, action: str, concept: Concept | None, part: int) -> str:
-    """A relink to the model's own top suggestion is recorded as an accept: the curator confirmed the model,
-    whether by its candidate list or by finding the same concept through search (as propagation records twins)."""
-    if action == Action.RELINK and concept is not None and _top_concept_pk(mention, part) == concept.pk:
-        return Action.ACCEPT
-    return action
-
-
-def _top_concept_pk(mention: Mention, part: int) -> int | None:
-    return (
-        mention.links.filter(origin=Link.Origin.MODEL, part=part, concept__isnull=False)
-        .order_by("rank", "id")
-        .values_list("concept_id", flat=True)
-        .first()
-    )
-
-
 def _apply(
     mention: Mention,
     action: str,
@@ -292,31 +253,31 @@ def _apply(
     if action in (Action.NIL, Action.REJECT) and concept is not None:
         raise CurationError(f"{action} takes no concept")
     previous_status = mention.status
-    suggestions = _suggestions(mention, part)
+    suggestions = suggestions_of(mention, part)
     if action == Action.ACCEPT and concept is None:
-        concept = _default_concept(mention, part, suggestions)
+        concept = default_concept(mention, part, suggestions)
     if action == Action.RELINK and concept is None:
         raise CurationError("relink needs a concept")
     if concept is not None:
-        _check_dictionary(mention, concept)
-        _check_concept_filter(mention, concept)
-    text = _part_text(mention, part)
+        check_dictionary(mention, concept)
+        check_concept_filter(mention, concept)
+    text = part_text(mention, part)
     taught = lesson(action=action, via=via, text=text, concept=concept, teach=teach,
                     workspace=mention.document.collection.is_workspace,
                     whole_text_of_parts=not mention.part_texts and parts > 1)
     link = None
     synonym = None
     if action != Action.REJECT:
-        link = _curator_link(mention, part, concept, suggestions, user)
+        link = curator_link(mention, part, concept, suggestions, user)
         link.save(force_insert=True)
-        synonym = _add_synonym(taught, user)
-    mention.status = _STATUS[Action(action)]
+        synonym = add_synonym(taught, user)
+    mention.status = STATUS[Action(action)]
     mention.save(update_fields=["status", "updated_at"])
-    decision = _decision(mention, text, action, via, part, concept, link, suggestions, user, batch, previous_status,
+    decision = decision_row(mention, text, action, via, part, concept, link, suggestions, user, batch, previous_status,
                          synonym, time_on_task_ms, taught.teaches)
     decision.save(force_insert=True)
     if taught.teaches:
-        HardNegative.objects.bulk_create(_hard_negatives(decision, suggestions, concept, action), ignore_conflicts=True)
+        HardNegative.objects.bulk_create(hard_negatives(decision, suggestions, concept, action), ignore_conflicts=True)
     if synonym is not None and concept is not None:
         dictionary = mention.document.collection.dictionary
         if dictionary is not None:
@@ -349,14 +310,14 @@ def _apply_to_twins(twins: Sequence[Mention], action: str, chosen: Concept | Non
         own = suggestions[twin.pk]
         twin_action = action
         if action in (Action.ACCEPT, Action.RELINK) and chosen is not None:
-            top = next((s.concept_id for s in own if s.concept_id is not None), None)  # as _top_concept_pk
+            top = next((s.concept_id for s in own if s.concept_id is not None), None)  # as top_concept_pk
             twin_action = Action.ACCEPT if top == chosen.pk else Action.RELINK
         if chosen is not None and twin.document.collection.dictionary_id not in checked:
-            _check_dictionary(twin, chosen)  # the same answer for every twin of one collection
+            check_dictionary(twin, chosen)  # the same answer for every twin of one collection
             checked.add(twin.document.collection.dictionary_id)
-        whole_text_of_parts = not twin.part_texts and _parts(twin, highest.get(twin.pk)) > 1
-        link = _curator_link(twin, 0, chosen, own, user) if twin_action != Action.REJECT else None
-        text = _part_text(twin, 0)
+        whole_text_of_parts = not twin.part_texts and part_total(twin, highest.get(twin.pk)) > 1
+        link = curator_link(twin, 0, chosen, own, user) if twin_action != Action.REJECT else None
+        text = part_text(twin, 0)
         taught = lesson(action=twin_action, via=Via.PROPAGATED, text=text, concept=chosen, teach=teach,
                         workspace=twin.document.collection.is_workspace, whole_text_of_parts=whole_text_of_parts)
         plans.append((twin, twin_action, text, taught, link))
@@ -366,26 +327,26 @@ def _apply_to_twins(twins: Sequence[Mention], action: str, chosen: Concept | Non
     for _twin, _action, _text, taught, link in plans:
         synonym = None
         if link is not None and taught.name and taught.name not in named:
-            synonym = _add_synonym(taught, user)
+            synonym = add_synonym(taught, user)
             named.add(taught.name)
         synonyms.append(synonym)
     now = timezone.now()
     previous = {twin.pk: twin.status for twin in twins}
     by_status: dict[str, list[int]] = defaultdict(list)
     for twin, twin_action, *_ in plans:
-        by_status[_STATUS[Action(twin_action)]].append(twin.pk)
-        twin.status, twin.updated_at = _STATUS[Action(twin_action)], now
+        by_status[STATUS[Action(twin_action)]].append(twin.pk)
+        twin.status, twin.updated_at = STATUS[Action(twin_action)], now
     for status, group in by_status.items():
         Mention.objects.filter(pk__in=group).update(status=status, updated_at=now)
     decisions = [
-        _decision(twin, text, twin_action, Via.PROPAGATED, 0, chosen, link, suggestions[twin.pk], user, batch, previous[twin.pk],
+        decision_row(twin, text, twin_action, Via.PROPAGATED, 0, chosen, link, suggestions[twin.pk], user, batch, previous[twin.pk],
                   synonym, None, taught.teaches)
         for (twin, twin_action, text, taught, link), synonym in zip(plans, synonyms, strict=True)
     ]
     Decision.objects.bulk_create(decisions)
     HardNegative.objects.bulk_create(
         [row for decision, (twin, twin_action, _text, taught, _link) in zip(decisions, plans, strict=True) if taught.teaches
-         for row in _hard_negatives(decision, suggestions[twin.pk], chosen, twin_action)],
+         for row in hard_negatives(decision, suggestions[twin.pk], chosen, twin_action)],
         ignore_conflicts=True,
     )
     learnt: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -396,111 +357,6 @@ def _apply_to_twins(twins: Sequence[Mention], action: str, chosen: Concept | Non
     for slug, pairs in learnt.items():
         transaction.on_commit(functools.partial(add_curator_synonyms, slug, pairs))  # as _apply, one index lookup
     return decisions
-
-
-def _decision(
-    mention: Mention, text: str, action: str, via: str, part: int, concept: Concept | None, link: Link | None,
-    suggestions: Sequence[Link], user: Any, batch: uuid.UUID, previous_status: str, synonym: Name | None,
-    time_on_task_ms: int | None, teaches: bool = True,
-) -> Decision:
-    """The log row of one decision on one part (unsaved), made after the mention's status and version changed."""
-    return Decision(
-        batch=batch,
-        document_id=mention.document_id,
-        mention=mention,
-        mention_text=text,
-        action=action,
-        via=via,
-        part=part,
-        concept=concept,
-        concept_ref=concept.concept_id if concept is not None else "",
-        rank=link.rank if link is not None else None,
-        score=link.score if link is not None else None,
-        model_version=(link.model_version if link is not None else (suggestions[0].model_version if suggestions else "")),
-        time_on_task_ms=time_on_task_ms,
-        user=user,
-        previous_status=previous_status,
-        created_links=[link.pk] if link is not None else [],
-        synonym=synonym,
-        teaches=teaches,
-        result_updated_at=mention.updated_at,
-    )
-
-
-def _curator_link(mention: Mention, part: int, concept: Concept | None, suggestions: Sequence[Link], user: Any) -> Link:
-    """The curator's link (None concept: NIL, unsaved), with the rank, score and model version of the suggestion chosen."""
-    chosen = next((s for s in suggestions if concept is not None and s.concept_id == concept.pk), None)
-    return Link(
-        mention=mention,
-        part=part,
-        concept=concept,
-        concept_ref=concept.concept_id if concept else "",
-        nil=concept is None,
-        origin=Link.Origin.CURATOR,
-        score=chosen.score if chosen else None,
-        rank=chosen.rank if chosen else None,
-        model_version=chosen.model_version if chosen else (suggestions[0].model_version if suggestions else ""),
-        created_by=user,
-    )
-
-
-def _default_concept(mention: Mention, part: int, suggestions: Sequence[Link]) -> Concept:
-    """What "accept" takes when no concept is named: the best suggestion of the part, else its gold concept."""
-    for link in suggestions:
-        if link.concept is not None:
-            return link.concept
-    gold = mention.links.filter(origin=Link.Origin.GOLD, part=part, concept__isnull=False).select_related("concept").first()
-    if gold is not None and gold.concept is not None:
-        return gold.concept
-    raise CurationError(f"mention {mention.pk} has no suggestion or gold concept to accept; choose a concept (relink)")
-
-
-def _check_dictionary(mention: Mention, concept: Concept) -> None:
-    dictionary_id = mention.document.collection.dictionary_id
-    concept_dictionary = DictionaryVersion.objects.filter(pk=concept.version_id).values_list("dictionary_id", flat=True).get()
-    if dictionary_id is not None and concept_dictionary != dictionary_id:
-        raise CurationError(
-            f"concept {concept.concept_id} belongs to another dictionary than {mention.document.collection.dictionary} "
-            "(the collection's dictionary)"
-        )
-
-
-def _check_concept_filter(mention: Mention, concept: Concept) -> None:
-    """A project that links only to some concepts (webapp.projects.concept_filter) refuses the others, whether
-    chosen from the candidates, found by search, or an outdated suggestion accepted as it stood."""
-    concept_filter = filter_for_document(mention.document)
-    if concept_filter is not None and not concept_filter.allows_id(concept.concept_id):
-        raise CurationError(concept_filter.refusal(concept.concept_id, concept.preferred_name))
-
-
-def _add_synonym(taught: Lesson, user: Any) -> Name | None:
-    """The curator synonym the decision's lesson gives its concept; None where it teaches no name, or the concept
-    had the name already (undo keeps it)."""
-    text, concept = taught.name, taught.concept
-    if not text or concept is None or not normalize(text):
-        return None
-    name, created = Name.objects.get_or_create(
-        concept=concept,
-        text=text,
-        defaults={"normalized": normalize(text), "source": Name.Source.CURATOR, "created_by": user},
-    )
-    return name if created else None
-
-
-def _hard_negatives(decision: Decision, suggestions: Sequence[Link], chosen: Concept | None, action: str) -> list[HardNegative]:
-    """Suggestions the curator turned down (unsaved): those ranked above the chosen concept, or the top ones for NIL."""
-    if action == Action.REJECT:
-        return []  # the span is not a mention at all: a detector negative, not a linking one
-    negatives: list[Link] = []
-    for link in suggestions:
-        if chosen is not None and link.concept_id == chosen.pk:
-            break
-        if link.concept_id is not None:
-            negatives.append(link)
-    return [
-        HardNegative(decision=decision, mention_text=decision.mention_text, concept_id=link.concept_id, rank=link.rank, score=link.score)
-        for link in negatives[:HARD_NEGATIVES_PER_DECISION]
-    ]
 
 
 def _lock_text_of(mention_id: int) -> None:

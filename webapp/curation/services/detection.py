@@ -37,7 +37,7 @@ from linker.detect.spans import BOTH, MATCHER, TAGGER, Span
 from webapp.corpus.detection import NO_INDEX, mark_queued
 from webapp.corpus.models import Collection, Document, Mention
 from webapp.curation.models import OPEN_STATUSES, Decision
-from webapp.curation.services.decisions import CurationError
+from webapp.curation.services.errors import CurationError
 from webapp.curation.services.suggestions import suggest_links
 from webapp.jobs import lifecycle
 from webapp.jobs.lease import JobLease

@@ -14,12 +14,12 @@ from webapp.corpus.models import Document, Link, Mention, mention_too_long
 from webapp.curation.models import Decision
 from webapp.curation.services.decisions import (
     Action,
-    CurationError,
     Via,
     changed_since,
     conflict,
     lock_mention,
 )
+from webapp.curation.services.errors import CurationError
 
 
 def _clean_span(text: str, start: int, end: int) -> tuple[int, int]:

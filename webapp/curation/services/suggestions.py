@@ -30,7 +30,7 @@ from linker.rerank.results import LinkedMention
 from linker.retrieval import Candidate
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.models import OPEN_STATUSES, Decision
-from webapp.curation.services.decisions import CurationError
+from webapp.curation.services.errors import CurationError
 from webapp.curation.services.rankings import link_mention, link_now, prefetch_document
 from webapp.linking.registry import ActiveLinker, get_active_linker
 from webapp.projects.concept_filter import ConceptFilter, filter_for_document

@@ -14,7 +14,8 @@ from django.utils import timezone
 from webapp.core.roles import is_admin
 from webapp.corpus.models import Document, Link, Mention
 from webapp.curation.models import Decision
-from webapp.curation.services.decisions import Action, Conflict, CurationError
+from webapp.curation.services.decisions import Action, Conflict
+from webapp.curation.services.errors import CurationError
 from webapp.linking.registry import forget_curator_synonym
 from webapp.vocab.models import Name
 
