@@ -2,8 +2,9 @@
 are failed, queued jobs whose message the broker lost are queued again, uploads no job reads are removed), and the
 removal of an import's uploaded file once the import has ended.
 
-The sweep runs when a worker starts and every minute as :func:`sweep_jobs` on the beat schedule (``webapp.celery``);
-each worker's thread (webapp.jobs.sweeper) fails the lost ones every 5 s.
+The sweep runs every minute as :func:`sweep_jobs` on the beat schedule (``webapp.celery``); each worker's thread
+(webapp.jobs.sweeper) fails the lost ones every 5 s, the first time as the worker starts, when the lost messages are
+queued again too.
 
 An uploaded file is removed after the task that ran its import, when the import succeeded or failed for good: not
 after a try that will be retried (a database restart), nor while the message may be delivered again (a worker
@@ -36,15 +37,14 @@ def sweep_jobs() -> list[str]:
 
 
 @worker_ready.connect
-def _sweep_on_start(**_: Any) -> None:
-    """A worker that starts (perhaps after its predecessor was killed, or Redis lost its queues) fails what nobody
-    runs any more and queues again what nobody will run."""
+def _requeue_on_start(**_: Any) -> None:
+    """A worker that starts (perhaps after Redis lost its queues) queues again what nobody will run. (What a killed
+    predecessor left running, its sweeper thread fails at once: webapp.jobs.sweeper.)"""
     from django.db import connection
 
-    from webapp.jobs.sweep import fail_lost_jobs, requeue_lost_messages
+    from webapp.jobs.sweep import requeue_lost_messages
 
     try:
-        fail_lost_jobs()
         requeue_lost_messages()
     except Exception:
         logger.exception("the job sweep at the worker's start failed")

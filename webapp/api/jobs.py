@@ -74,6 +74,13 @@ class JobViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
     filterset_class = JobFilter
     queryset = Job.objects.select_related("created_by").order_by("-created_at", "-id")
 
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        # The kinds' rows of the whole page read at once (one query per kind), not one by one per job.
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        assert page is not None  # the project's pagination is always on
+        context = self.get_serializer_context() | {"job_views": services.describe_all(page)}
+        return self.get_paginated_response(JobSerializer(page, many=True, context=context).data)
+
     @extend_schema(request=None, responses={200: JobSerializer, 409: ErrorSerializer})
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: Any = None) -> Response:

@@ -8,7 +8,8 @@ was lost, and what to tidy once it has ended (an upload no job reads any more).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +51,7 @@ class JobKind:
     ended: Callable[[Any], None] = _no_cleanup  # tidying once it ended (its upload removed)
     stops_when_asked: bool = False  # whether a running one honours a cancel request (between batches)
     cancel: Callable[[Any], None] | None = None  # a kind's own cancel (its row's state too); None: the job's
+    related: tuple[str, ...] = ()  # what ``subject`` reads of its row, fetched with the rows of a list
 
 
 _KINDS: dict[str, JobKind] = {}
@@ -66,6 +68,22 @@ def kind_of(name: str) -> JobKind | None:
 
 def kinds() -> list[JobKind]:
     return list(_KINDS.values())
+
+
+def rows_of(jobs: Iterable[Job]) -> dict[int, Job]:
+    """Many jobs as the rows of their kinds, by id: one query per kind (a list of jobs, a page of them)."""
+    by_kind: dict[str, list[int]] = defaultdict(list)
+    rows: dict[int, Job] = {}
+    for job in jobs:
+        kind = kind_of(job.kind)
+        if kind is None or isinstance(job, kind.model()):
+            rows[job.pk] = job
+        else:
+            by_kind[job.kind].append(job.pk)
+    for name, pks in by_kind.items():
+        kind = _KINDS[name]
+        rows |= {row.pk: row for row in kind.model().objects.select_related(*kind.related).filter(pk__in=pks)}
+    return rows
 
 
 def row_of(job: Job) -> Job:

@@ -5,12 +5,13 @@ so in its registration; the others stop the one way every job does (webapp.jobs.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
 from webapp.jobs import lifecycle
-from webapp.jobs.kinds import kind_of, kinds, row_of
+from webapp.jobs.kinds import kind_of, kinds, row_of, rows_of
 from webapp.jobs.models import Job
 
 logger = logging.getLogger(__name__)
@@ -42,9 +43,10 @@ def jobs(kind: str = "", state: str = "", parent: int | None = None) -> QuerySet
     return found
 
 
-def describe(job: Job) -> JobView:
+def describe(job: Job, row: Job | None = None) -> JobView:
+    """What a page or the API shows of a job (``row``: the row of its kind, when the caller has it already)."""
     kind = kind_of(job.kind)
-    row = row_of(job)
+    row = row if row is not None else row_of(job)
     subject = url = ""
     if kind is not None:
         try:
@@ -52,6 +54,13 @@ def describe(job: Job) -> JobView:
         except Exception:  # a row its kind cannot describe (its subject deleted): the job is still listed
             logger.debug("job %s: its kind could not describe it", job.pk, exc_info=True)
     return JobView(job, kind.label if kind else job.kind, subject, url, cancellable(job))
+
+
+def describe_all(jobs: Iterable[Job]) -> dict[int, JobView]:
+    """:func:`describe` of many jobs, their kinds' rows read in one query per kind (a page that polls, an API page)."""
+    jobs = list(jobs)
+    rows = rows_of(jobs)
+    return {job.pk: describe(job, rows.get(job.pk)) for job in jobs}
 
 
 def cancellable(job: Job) -> bool:

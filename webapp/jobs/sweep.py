@@ -36,7 +36,7 @@ from django.utils import timezone
 from webapp.core.queue import QueueUnavailable, broker_task_ids, job_task_id, send_now
 from webapp.core.uploads import upload_folder, upload_folders
 from webapp.jobs import lifecycle
-from webapp.jobs.kinds import JobKind, kind_of, kinds, row_of
+from webapp.jobs.kinds import WORKER_LOST, JobKind, kind_of, kinds, row_of
 from webapp.jobs.lease import leased, try_take_over
 from webapp.jobs.models import Job
 
@@ -93,7 +93,7 @@ def _fail_lost(pk: int, kind_name: str, stale_after: timedelta) -> str:
         if locked is None:
             return ""  # ended, beating again, or being swept by another process
         row = row_of(locked)
-        reason = kind.lost_reason(row) if kind else "the worker running it stopped"
+        reason = kind.lost_reason(row) if kind else WORKER_LOST
         failed = kind.fail(row, reason) if kind and kind.fail else lifecycle.fail(pk, reason)
     if not failed:
         return ""

@@ -30,7 +30,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
     parent = request.GET.get("parent", "")
     found = services.jobs(kind, state, int(parent) if parent.isdigit() else None)
     context = {
-        "rows": [services.describe(job) for job in found[:JOBS_SHOWN]],
+        "rows": list(services.describe_all(found[:JOBS_SHOWN]).values()),
         "total": found.count(),
         "shown": JOBS_SHOWN,
         "active": found.filter(state__in=Job.UNFINISHED_STATES).exists(),

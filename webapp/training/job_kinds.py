@@ -72,12 +72,12 @@ def register_kinds() -> None:
         name=TrainingRun.job_kind, label="Training run", model=lambda: TrainingRun, task="tasks.training.train_task",
         subject=_run_subject, url=lambda run: reverse("training:detail", args=[run.pk]),
         lost_reason=lambda run: run.lost_reason(), fail=lambda run, reason: run.fail(reason), stops_when_asked=True,
-        cancel=_cancel_run,
+        cancel=_cancel_run, related=("dictionary",),
     ))
     register(JobKind(
         name=Evaluation.job_kind, label="Evaluation", model=lambda: Evaluation, task="tasks.training.evaluate_task",
         subject=_evaluation_subject, url=lambda ev: f"{reverse('training:models')}#index-versions",
-        lost_reason=lambda ev: f"{WORKER_LOST}; no figures were recorded. Evaluate again.",
+        lost_reason=lambda ev: f"{WORKER_LOST}; no figures were recorded. Evaluate again.", related=("collection",),
     ))
     register(JobKind(
         name=WordVectorUpload.job_kind, label="Word-vector upload", model=lambda: WordVectorUpload,
