@@ -66,6 +66,7 @@ INSTALLED_APPS = [
     "template_partials",
     "axes",  # failed logins: lockout per username and address (see LOGIN_FAILURE_LIMIT below)
     "webapp.core",
+    "webapp.audit",
     "webapp.jobs",
     "webapp.vocab",
     "webapp.corpus",
