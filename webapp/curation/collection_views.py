@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from webapp.core.decorators import curator_required
+from webapp.core.decorators import reader_required
 from webapp.corpus.formats import FORMATS
 from webapp.corpus.formats.services import ID_FORMS, LINK_CHOICES
 from webapp.corpus.models import Collection, Document, Mention
@@ -41,14 +41,14 @@ EXPORT_CHOICES = {
 
 
 @require_GET
-@curator_required
+@reader_required
 def collection_list(request: HttpRequest) -> HttpResponse:
     summaries = collection_summaries(access.visible_collections(request.user), access.visible_documents_q(request.user))
     return render(request, "corpus/collection_list.html", {"summaries": summaries})
 
 
 @require_GET
-@curator_required
+@reader_required
 def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection.objects.select_related("dictionary"), slug=slug)
     access.check_view(request.user, collection)
@@ -70,7 +70,7 @@ def _index_missing(collection: Collection) -> bool:
 
 
 @require_GET
-@curator_required
+@reader_required
 def document_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     document = get_object_or_404(Document.objects.select_related("collection__dictionary"), collection__slug=slug, pk=pk)
     access.check_view_document(request.user, document)

@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 
-from webapp.core.decorators import curator_required
+from webapp.core.decorators import curator_required, reader_required
 from webapp.corpus.models import Document, Mention
 from webapp.corpus.windows import window_at
 from webapp.curation import selectors, services
@@ -70,7 +70,7 @@ def _panel_response(
 
 
 @require_GET
-@curator_required
+@reader_required
 def panel(request: HttpRequest, pk: int) -> HttpResponse:
     return _panel_response(request, _mention(request, pk))
 
@@ -185,7 +185,7 @@ def _undo(request: HttpRequest, decision: Decision) -> HttpResponse:
 
 
 @require_GET
-@curator_required
+@reader_required
 def search(request: HttpRequest, pk: int) -> HttpResponse:
     mention = _mention(request, pk)
     query = request.GET.get("q", "").strip()
@@ -204,7 +204,7 @@ def search(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_GET
-@curator_required
+@reader_required
 def family(request: HttpRequest, pk: int, concept_pk: int) -> HttpResponse:
     mention = _mention(request, pk)
     concept = get_object_or_404(Concept, pk=concept_pk)

@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from webapp.core.decorators import admin_required, curator_required
+from webapp.core.decorators import admin_required, reader_required
 from webapp.core.queue import enqueue
 from webapp.core.roles import is_admin
 from webapp.corpus.models import Collection, Document
@@ -44,14 +44,14 @@ DETECTING = (Document.DetectionState.QUEUED, Document.DetectionState.RUNNING)
 
 
 @require_GET
-@curator_required
+@reader_required
 def index(request: HttpRequest) -> HttpResponse:
     collections = access.visible_collections(request.user).order_by("slug")
     return render(request, "curation/index.html", {"stats": selectors.collection_stats(collections, access.visible_documents_q(request.user))})
 
 
 @require_GET
-@curator_required
+@reader_required
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection.objects.select_related("dictionary"), slug=slug)
     access.check_view(request.user, collection)
@@ -108,7 +108,7 @@ def suggest(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
-@curator_required
+@reader_required
 def queue_next(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     access.check_view(request.user, collection)
@@ -150,7 +150,7 @@ def _window_of(document: Document, request: HttpRequest) -> TextWindow:
 
 
 @require_GET
-@curator_required
+@reader_required
 def document(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     doc = get_object_or_404(Document.objects.select_related("collection__dictionary"), collection__slug=slug, pk=pk)
     access.check_view_document(request.user, doc)
@@ -182,7 +182,7 @@ def document(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 
 @require_GET
-@curator_required
+@reader_required
 def detection(request: HttpRequest, pk: int) -> HttpResponse:
     """The document's detection banner, polled while mentions are being detected. Once detection has ended the
     answer is a 286 (htmx stops polling) carrying the banner's last state and, out of band, the document text

@@ -26,7 +26,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
 
-from webapp.core.roles import is_admin, is_curator
+from webapp.core.roles import VIEWER_WRITE_REFUSAL, can_read, is_admin, is_curator
 from webapp.corpus.models import Collection, Document
 from webapp.projects.models import Member, Project, Workspace
 
@@ -80,7 +80,7 @@ def visible_collections(user: Any) -> QuerySet[Collection]:
     listed = Collection.objects.filter(is_workspace=False)
     if is_admin(user):
         return listed
-    if not is_curator(user):
+    if not can_read(user):
         return listed.none()
     # Subqueries, not joins: the callers annotate counts over documents, which a join would multiply.
     covered_whole = _whole_collection_projects().values("collection")
@@ -100,7 +100,7 @@ def visible_documents_q(user: Any, prefix: str = "") -> Q:
     not a member of. It says nothing of workspaces: combine it with :func:`visible_collections`."""
     if is_admin(user):
         return Q()
-    if not is_curator(user):
+    if not can_read(user):
         return Q(**{f"{prefix}pk__in": []})
     others = Project.objects.exclude(members__user=user)
     mine = Project.objects.filter(members__user=user)
@@ -162,8 +162,8 @@ def view_refusal(user: Any, collection: Collection) -> str | None:
     :func:`document_view_refusal`)."""
     if is_admin(user):
         return None
-    if not is_curator(user):
-        return "This page needs the curator role."
+    if not can_read(user):
+        return "This page needs the viewer, curator or admin role."
     workspace = _workspace(collection)
     if workspace is not None:
         if workspace.annotator_id == user.pk or has_role(user, workspace.project, Role.ADJUDICATOR, Role.MANAGER):
@@ -192,7 +192,7 @@ def document_view_refusal(user: Any, document: Document) -> str | None:
 def decide_refusal(user: Any, collection: Collection) -> str | None:
     """Why the user may not change mentions and links of the collection's documents in general (a document a
     project covers may be refused still: :func:`document_decide_refusal`), or None when they may."""
-    refusal = view_refusal(user, collection)
+    refusal = view_refusal(user, collection) or (None if is_curator(user) else VIEWER_WRITE_REFUSAL)
     if refusal or is_admin(user):
         return refusal
     workspace = _workspace(collection)
@@ -213,7 +213,7 @@ def _adjudicators_only(user: Any, projects: list[Project], what: str) -> str | N
 
 def document_decide_refusal(user: Any, document: Document) -> str | None:
     """Why the user may not change the document's mentions and links, or None when they may."""
-    refusal = document_view_refusal(user, document)
+    refusal = document_view_refusal(user, document) or (None if is_curator(user) else VIEWER_WRITE_REFUSAL)
     if refusal or is_admin(user):
         return refusal
     if document.collection.is_workspace:

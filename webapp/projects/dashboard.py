@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from webapp.core.roles import is_curator
+from webapp.core.roles import can_read
 from webapp.corpus.selectors import collection_summaries
 from webapp.projects import access
 from webapp.projects.selectors import project_summaries
@@ -20,7 +20,7 @@ from webapp.vocab.selectors import dictionary_summaries
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     """The dashboard: what is loaded. An account without a role sees only how to get one."""
-    if not is_curator(request.user):
+    if not can_read(request.user):
         return render(request, "core/home.html", {"has_role": False})
     collections = collection_summaries(
         access.visible_collections(request.user), access.visible_documents_q(request.user)

@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from webapp.core.decorators import admin_required, curator_required
+from webapp.core.decorators import admin_required, curator_required, reader_required
 from webapp.corpus.models import Document
 from webapp.projects import access, selectors
 from webapp.projects.forms import MemberForm, ProjectForm, SettingsForm
@@ -26,7 +26,7 @@ from webapp.projects.services.membership import remove_member as drop_member
 
 
 @require_GET
-@curator_required
+@reader_required
 def project_list(request: HttpRequest) -> HttpResponse:
     return render(request, "projects/list.html", {"summaries": selectors.project_summaries(request.user)})
 

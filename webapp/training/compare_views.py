@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from webapp.core.decorators import admin_required, curator_required
+from webapp.core.decorators import admin_required, reader_required
 from webapp.core.queue import QueueUnavailable
 from webapp.core.roles import is_admin
 from webapp.corpus.models import Collection
@@ -25,7 +25,7 @@ PAGE = "training/compare.html"
 
 
 @require_GET
-@curator_required
+@reader_required
 def compare(request: HttpRequest) -> HttpResponse:
     """The matrix of one dictionary (``?dictionary=<slug>``); without one, the dictionaries to choose from."""
     slug = request.GET.get("dictionary", "")
@@ -66,7 +66,7 @@ def _cell_response(request: HttpRequest, index: IndexVersion, collection: Collec
 
 
 @require_GET
-@curator_required
+@reader_required
 def compare_cell(request: HttpRequest, pk: int, slug: str) -> HttpResponse:
     """One cell of the matrix, polled by htmx while its evaluation is queued or running."""
     index, collection = _cell_objects(request, pk, slug)
@@ -93,7 +93,7 @@ def compare_evaluate(request: HttpRequest, pk: int, slug: str) -> HttpResponse:
 
 
 @require_GET
-@curator_required
+@reader_required
 def compare_changes(request: HttpRequest, pk: int, slug: str) -> HttpResponse:
     """The mentions of a collection whose top-1 differs between an index and the active one (or ``?against=<pk>``)."""
     index, collection = _cell_objects(request, pk, slug)

@@ -24,7 +24,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from webapp.core.decorators import admin_required, curator_required
+from webapp.core.decorators import admin_required, reader_required
 from webapp.core.queue import QueueUnavailable
 from webapp.corpus.models import Collection
 from webapp.linking.models import DetectorVersion, EncoderModel, IndexVersion
@@ -264,7 +264,7 @@ def detector_retire(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_GET
-@curator_required
+@reader_required
 def collection_linking_note(request: HttpRequest, slug: str) -> HttpResponse:
     """A note for a page that shows a collection's suggestions (loaded by the page with ``hx-trigger="load"``): while
     new ones are on their way (an index building to be activated, or the re-linking after an activation) it says so

@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from webapp.core.decorators import admin_required, curator_required
+from webapp.core.decorators import admin_required, reader_required
 from webapp.core.roles import is_admin
 from webapp.projects import access
 from webapp.training.model_views import _build_card  # the models page's build card
@@ -50,7 +50,7 @@ def _release_pair(
 
 
 @require_GET
-@curator_required
+@reader_required
 def release_diff_view(request: HttpRequest, slug: str) -> HttpResponse:
     dictionary = get_object_or_404(Dictionary, slug=slug)
     versions = versions_of(dictionary)

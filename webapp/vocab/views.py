@@ -13,7 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
-from webapp.core.decorators import curator_required
+from webapp.core.decorators import reader_required
 from webapp.vocab.hierarchy import root_paths
 from webapp.vocab.links import concept_url
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, HierarchyEdge
@@ -48,13 +48,13 @@ def _version(request: HttpRequest, versions: list[DictionaryVersion]) -> Diction
 
 
 @require_GET
-@curator_required
+@reader_required
 def dictionary_list(request: HttpRequest) -> HttpResponse:
     return render(request, "vocab/dictionary_list.html", {"summaries": dictionary_summaries()})
 
 
 @require_GET
-@curator_required
+@reader_required
 def dictionary_detail(request: HttpRequest, slug: str) -> HttpResponse:
     dictionary = get_object_or_404(Dictionary, slug=slug)
     versions = versions_of(dictionary)
@@ -84,7 +84,7 @@ def dictionary_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
-@curator_required
+@reader_required
 def concept_search(request: HttpRequest, slug: str) -> HttpResponse:
     """The typeahead's endpoint: always the results fragment."""
     dictionary = get_object_or_404(Dictionary, slug=slug)
@@ -101,7 +101,7 @@ def concept_search(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
-@curator_required
+@reader_required
 def concept_detail(request: HttpRequest, slug: str, concept_id: str) -> HttpResponse:
     dictionary = get_object_or_404(Dictionary, slug=slug)
     version = _version(request, versions_of(dictionary))
