@@ -85,7 +85,7 @@ def auto_accept(request: HttpRequest, slug: str) -> HttpResponse:
     collection = get_object_or_404(Collection, slug=slug)
     raw = "" if request.POST.get("off") else request.POST.get("threshold", "")
     try:
-        threshold = set_threshold(collection.pk, raw)
+        threshold = set_threshold(collection.pk, raw, user=request.user)
     except ValueError as exc:
         messages.error(request, f"Auto-accept not changed: {exc}.")
         return redirect("curation:dashboard", slug=slug)

@@ -18,8 +18,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.urls import reverse
 
 from linker.calibration import mention_confidence
+from webapp.audit import actions
+from webapp.audit.events import record
 from webapp.corpus.models import Document, Link, Mention
 from webapp.curation.models import Decision
 from webapp.curation.services.decision_rows import part_count
@@ -88,9 +92,9 @@ def auto_accept(document_ids: Iterable[int], threshold_of: Mapping[int, float]) 
 MIN_THRESHOLD = 0.5  # below, the linker's top-1 is more likely wrong than right: no "auto-accept" worth the name
 
 
-def set_threshold(collection_id: int, raw: str) -> float | None:
+def set_threshold(collection_id: int, raw: str, user: Any = None) -> float | None:
     """Set (or, with an empty ``raw``, turn off) a collection's auto-accept threshold; a ValueError names what is
-    wrong with ``raw``. Returns the threshold set."""
+    wrong with ``raw``. Returns the threshold set. ``user``: who (the audit log's actor)."""
     text = raw.strip().rstrip("%").strip()
     if not text:
         threshold = None
@@ -106,7 +110,14 @@ def set_threshold(collection_id: int, raw: str) -> float | None:
                              f"not {raw.strip()}")
     from webapp.corpus.models import Collection
 
-    Collection.objects.filter(pk=collection_id).update(auto_accept_threshold=threshold)
+    with transaction.atomic():
+        collection = Collection.objects.select_for_update().get(pk=collection_id)
+        before = collection.auto_accept_threshold
+        Collection.objects.filter(pk=collection_id).update(auto_accept_threshold=threshold)
+        if before != threshold:
+            record(actions.SETTINGS_CHANGED, actor=user, obj=collection, label=f"auto-accept of {collection.slug}",
+                   before={"auto_accept_threshold": before}, after={"auto_accept_threshold": threshold},
+                   link=reverse("curation:dashboard", args=[collection.slug]))
     return threshold
 
 

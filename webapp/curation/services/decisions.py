@@ -41,6 +41,7 @@ from django.utils import timezone
 
 from webapp.corpus.models import Link, Mention
 from webapp.curation.models import DECIDED_STATUSES, OPEN_STATUSES, Decision, HardNegative
+from webapp.curation.services.audit_events import decision_made
 from webapp.curation.services.decision_rows import (
     STATUS,
     add_synonym,
@@ -68,7 +69,6 @@ Via = Decision.Via
 
 # The actions a curator takes on a mention's link; adding a mention and fixing a span are in spans.py.
 LINK_ACTIONS = (Action.ACCEPT, Action.RELINK, Action.NIL, Action.REJECT)
-
 
 
 class Conflict(Exception):
@@ -183,6 +183,7 @@ def decide(
     if twins:
         # A copy teaches what the decision taught: a parent link's copies are parent links too.
         propagated = _apply_to_twins(twins, action, decision.concept, user, batch, teach=decision.teaches)
+    decision_made(decision, user, propagated=len(propagated), parts=len(decisions), scope=scope)  # webapp.audit
     # The learning loop: once committed, the dictionary's decisions may have reached its retrain policy's threshold.
     # Training listens (webapp.curation.signals says why curation announces rather than calls).
     transaction.on_commit(functools.partial(announce_decision, mention.document.collection.dictionary_id))

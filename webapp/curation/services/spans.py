@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 
 from webapp.corpus.models import Document, Link, Mention, mention_too_long
 from webapp.curation.models import Decision
+from webapp.curation.services.audit_events import decision_made
 from webapp.curation.services.decisions import (
     Action,
     Via,
@@ -51,10 +52,12 @@ def add_mention(*, user: Any, document_id: int, start: int, end: int, mention_ty
             )
     except IntegrityError as exc:
         raise CurationError(f"this span cannot be added: {exc}") from exc
-    return Decision.objects.create(
+    decision = Decision.objects.create(
         document=document, mention=mention, mention_text=mention.text, action=Action.ADD_MENTION, via=Via.TEXT,
         user=user, previous_status="", result_updated_at=mention.updated_at,
     )
+    decision_made(decision, user)
+    return decision
 
 
 @transaction.atomic
@@ -71,8 +74,10 @@ def fix_span(*, user: Any, mention_id: int, seen_updated_at: datetime, start: in
     mention.start, mention.end, mention.text = start, end, mention.document.text[start:end]
     mention.links.filter(origin=Link.Origin.MODEL).delete()  # suggestions were for the old text
     mention.save(update_fields=["start", "end", "text", "updated_at"])
-    return Decision.objects.create(
+    decision = Decision.objects.create(
         document_id=mention.document_id, mention=mention, mention_text=mention.text, action=Action.FIX_SPAN, via=Via.TEXT,
         user=user, previous_status=previous[2], previous_start=previous[0], previous_end=previous[1],
         time_on_task_ms=time_on_task_ms, result_updated_at=mention.updated_at,
     )
+    decision_made(decision, user)
+    return decision

@@ -14,6 +14,7 @@ from django.utils import timezone
 from webapp.core.roles import is_admin
 from webapp.corpus.models import Document, Link, Mention
 from webapp.curation.models import Decision
+from webapp.curation.services.audit_events import decision_undone
 from webapp.curation.services.decisions import Action, Conflict
 from webapp.curation.services.errors import CurationError
 from webapp.linking.registry import forget_curator_synonym
@@ -38,6 +39,7 @@ def undo(*, user: Any, decision_id: int) -> list[Decision]:
         decision.undone_at = now
         decision.undone_by = user
         decision.save(update_fields=["undone_at", "undone_by"])
+    decision_undone(decisions, user, decision_id)
     return decisions
 
 
