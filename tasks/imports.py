@@ -8,7 +8,6 @@ import socket
 from typing import Any
 
 from celery import shared_task
-from django.db import transaction
 
 from linker.data import ParseError
 from tasks import RETRY_OPTIONS
@@ -37,6 +36,7 @@ def run_import(job_id: int) -> str:
 
 
 def _run_leased(job_id: int) -> str:
+    from webapp.imports.jobs import fail_import, finish_import
     from webapp.imports.models import ImportJob
     from webapp.jobs import lifecycle
     from webapp.jobs.progress import ProgressRecorder
@@ -51,12 +51,10 @@ def _run_leased(job_id: int) -> str:
         try:
             report = _run(job.import_kind, job.path, job.params, job.created_by, progress)
         except (ParseError, FileNotFoundError, ValueError) as exc:
-            lifecycle.fail(job_id, str(exc))
+            fail_import(job_id, str(exc))
             logger.warning("import %s failed: %s", job_id, exc)
             return ImportJob.State.FAILED
-    with transaction.atomic():
-        ImportJob.objects.filter(pk=job_id).update(report=report, progress=progress.done, progress_total=progress.total)
-        lifecycle.succeed(job_id)
+    finish_import(job_id, report, progress.done, progress.total)
     return ImportJob.State.SUCCEEDED
 
 

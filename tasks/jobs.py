@@ -56,13 +56,12 @@ def _requeue_on_start(**_: Any) -> None:
 def _import_ended(task: Any = None, args: Any = (), retval: Any = None, state: str = "", **_: Any) -> None:
     if getattr(task, "name", "") != RUN_IMPORT or state == states.RETRY or not args:
         return
-    from webapp.imports.jobs import import_ended
-    from webapp.jobs import lifecycle
+    from webapp.imports.jobs import fail_import, import_ended
 
     job_id = args[0]
     try:
         if state == states.FAILURE:  # an error the task did not record (a database outage outlasting the retries)
-            lifecycle.fail(job_id, f"the import stopped: {type(retval).__name__}: {retval}")
+            fail_import(job_id, f"the import stopped: {type(retval).__name__}: {retval}")
         import_ended(job_id)
     except Exception:  # the database is unreachable too
         logger.exception("import %s: could not remove its uploaded file", job_id)

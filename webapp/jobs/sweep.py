@@ -166,7 +166,7 @@ def _requeue(kind: JobKind, row: Any) -> str:
             return ""  # started, ended or being swept meanwhile
         missing = kind.missing_input(row)
         if missing:
-            lifecycle.fail(row.pk, missing)
+            kind.fail(row, missing) if kind.fail else lifecycle.fail(row.pk, missing)
             transaction.on_commit(lambda: kind.ended(row))
             return f"{kind.label.lower()} {row.pk} failed: {missing}"
         send_now(kind.task, *kind.args(row), queue=kind.queue, task_id=job_task_id(row))

@@ -6,6 +6,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -43,6 +44,8 @@ from webapp.api.views.common import (
     import_report,
     save_upload,
 )
+from webapp.audit import actions
+from webapp.audit.events import record
 from webapp.core.public import public_message
 from webapp.corpus.formats import DocumentRecord, FormatError, LinkRecord, MentionRecord
 from webapp.corpus.formats.services import (
@@ -93,8 +96,15 @@ class CollectionViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOn
         with tempfile.TemporaryDirectory(prefix="upload-") as tmp:
             path = save_upload(v["file"], Path(tmp))
             try:
-                report = import_documents(path, v["format"], collection_slug=collection.slug, dictionary_slug=v.get("dictionary"))
+                with transaction.atomic():  # the audit event with the documents it tells of
+                    report = import_documents(path, v["format"], collection_slug=collection.slug,
+                                              dictionary_slug=v.get("dictionary"))
+                    record(actions.IMPORT_FINISHED, request=request, obj=collection, label=f"{v['file'].name} → {collection.slug}",
+                           after={"format": v["format"], "documents": report.documents, "mentions": report.mentions,
+                                  "links": report.links})
             except (ParseError, FormatError, FileNotFoundError, ValueError) as exc:
+                record(actions.IMPORT_FAILED, request=request, obj=collection, label=f"{v['file'].name} → {collection.slug}",
+                       after={"format": v["format"], "error": public_message(str(exc))[:500]})
                 raise ValidationError({"detail": public_message(str(exc))}) from exc
         # Warnings name the file as the importer saw it: in the server's temporary folder, which is no one's business.
         report.warnings = [public_message(w) for w in report.warnings]
