@@ -177,5 +177,5 @@ class TrainingRunViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.RetrieveM
     def cancel(self, request: Request, pk: str | None = None) -> Response:
         run = self.get_object()
         with transaction.atomic():
-            run = cancel_run(run.pk)
+            run = cancel_run(run.pk, user=request.user)
         return Response(TrainingRunSerializer(run).data)

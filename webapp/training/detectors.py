@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
+from webapp.audit import actions
+from webapp.audit.events import record
 from webapp.linking.models import DetectorVersion
 from webapp.linking.taggers import TAGGER_FILE
 from webapp.vocab.models import Dictionary
@@ -47,11 +50,14 @@ def activate_detector(version: DetectorVersion | int, user: Any = None) -> Detec
         raise DetectorActivationError(f"detector {locked.label}: its folder {locked.artifact_path} is missing (or holds "
                                       f"no {TAGGER_FILE}): it could not be loaded")
     now = timezone.now()
-    DetectorVersion.objects.filter(dictionary_id=locked.dictionary_id, state=DetectorVersion.State.ACTIVE).update(
-        state=DetectorVersion.State.RETIRED, retired_at=now)
+    previous = DetectorVersion.objects.filter(dictionary_id=locked.dictionary_id, state=DetectorVersion.State.ACTIVE)
+    replaced = previous.values_list("pk", flat=True).first()
+    previous.update(state=DetectorVersion.State.RETIRED, retired_at=now)
     locked.state, locked.activated_at, locked.retired_at = DetectorVersion.State.ACTIVE, now, None
     locked.activated_by = user if getattr(user, "pk", None) else None
     locked.save(update_fields=["state", "activated_at", "retired_at", "activated_by"])
+    record(actions.DETECTOR_ACTIVATED, actor=user, obj=locked, label=locked.label, before={"active_detector": replaced},
+           after={"state": locked.state, "dictionary": locked.dictionary.slug}, link=reverse("training:models"))
     return locked
 
 
@@ -61,6 +67,9 @@ def retire_detector(version: DetectorVersion | int, user: Any = None) -> Detecto
     set a ready one aside; a retired one stays as it is. It can be activated again later."""
     locked = _locked(version if isinstance(version, int) else version.pk)
     if locked.state != DetectorVersion.State.RETIRED:
+        before = {"state": locked.state}
         locked.state, locked.retired_at = DetectorVersion.State.RETIRED, timezone.now()
         locked.save(update_fields=["state", "retired_at"])
+        record(actions.DETECTOR_RETIRED, actor=user, obj=locked, label=locked.label, before=before,
+               after={"state": locked.state}, link=reverse("training:models"))
     return locked

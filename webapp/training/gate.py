@@ -15,8 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
+from webapp.audit import actions
+from webapp.audit.events import record
 from webapp.core.queue import QueueUnavailable
 from webapp.corpus.models import Collection
 from webapp.linking.models import IndexVersion
@@ -184,6 +187,14 @@ def record_verdict(index: IndexVersion, result: dict[str, Any]) -> None:
     TrainingRun.objects.filter(index_version=index).update(gate_result=result)
 
 
+def record_promotion(index: IndexVersion, verdict: GateVerdict, user: Any = None) -> None:
+    """The audit log's account of a promotion through the gate (``user`` None: the learning loop's own)."""
+    record(actions.MODEL_PROMOTED, actor=user, obj=index, label=index.label,
+           before={"active_index": verdict.active_index},
+           after={"gate": verdict.state, "checks": verdict.checks[:10], "evaluation": verdict.candidate_evaluation},
+           link=reverse("training:models"))
+
+
 def promote_through_gate(index_id: int, user: Any = None) -> tuple[IndexVersion, GateVerdict]:
     """Promote an index if its dictionary's gate lets it (:func:`promote_index`: the atomic switch, then re-linking).
 
@@ -196,7 +207,8 @@ def promote_through_gate(index_id: int, user: Any = None) -> tuple[IndexVersion,
         gate = PromotionGate.objects.select_related("collection").filter(dictionary_id=index.dictionary_id).first()
         verdict = check_gate(index, gate)
         if verdict.passed:
-            index = promote_index(index.pk)
+            index = promote_index(index.pk, user=user)
+            record_promotion(index, verdict, user)
     # Recorded after the dictionary's lock is let go: the gate task locks a run first, then the dictionary.
     if gate is not None:
         record_verdict(index, verdict.as_result(promoted=verdict.passed))

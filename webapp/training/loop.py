@@ -23,15 +23,27 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
+from webapp.audit import actions
+from webapp.audit.events import record
 from webapp.core.queue import QueueUnavailable, enqueue
 from webapp.corpus.models import Collection
 from webapp.curation.models import Decision
 from webapp.curation.teaching import teaching_decisions
 from webapp.linking.models import IndexVersion
 from webapp.training.errors import RunError
-from webapp.training.gate import FAILED, NO_GATE, PASSED, WAITING, GateVerdict, check_gate, ensure_evaluations
+from webapp.training.gate import (
+    FAILED,
+    NO_GATE,
+    PASSED,
+    WAITING,
+    GateVerdict,
+    check_gate,
+    ensure_evaluations,
+    record_promotion,
+)
 from webapp.training.models import Evaluation, PromotionGate, RetrainPolicy, TrainingRun
 from webapp.training.params import clean_params
 from webapp.training.runs import start_run
@@ -227,6 +239,7 @@ def gate_run(run_id: int) -> str:
         if verdict.passed and gate.auto_promote:
             try:
                 promote_index(index.pk)
+                record_promotion(index, verdict)
                 promoted = True
             except ActivationError as exc:
                 verdict = GateVerdict(False, reasons=[f"passed, but not promoted: {exc}"], checks=verdict.checks,
@@ -285,11 +298,15 @@ def save_gate(dictionary: Dictionary, collection: Collection, max_acc1_drop: flo
     if policy is not None and policy.collections.filter(pk=collection.pk).exists():
         raise RunError(f"{collection.slug} is training data of the retrain policy: the gate needs a collection no run "
                        f"trains on")
+    fields = {"max_acc1_drop": max_acc1_drop, "max_type_drop": max_type_drop, "min_type_mentions": min_type_mentions,
+              "auto_promote": auto_promote}
+    old = PromotionGate.objects.select_for_update().filter(dictionary=dictionary).select_related("collection").first()
+    before = {"collection": old.collection.slug, **{k: getattr(old, k) for k in fields}} if old is not None else None
     gate, _ = PromotionGate.objects.update_or_create(dictionary=dictionary, defaults={
-        "collection": collection, "max_acc1_drop": max_acc1_drop, "max_type_drop": max_type_drop,
-        "min_type_mentions": min_type_mentions, "auto_promote": auto_promote,
-        "updated_by": user if getattr(user, "pk", None) else None,
+        "collection": collection, **fields, "updated_by": user if getattr(user, "pk", None) else None,
     })
+    record(actions.SETTINGS_CHANGED, actor=user, obj=gate, label=f"promotion gate of {dictionary.slug}", before=before,
+           after={"collection": collection.slug, **fields}, link=reverse("training:loop", args=[dictionary.slug]))
     return gate
 
 
@@ -315,6 +332,7 @@ def save_policy(dictionary: Dictionary, *, enabled: bool, every_decisions: int |
                        f"is measured on")
     cleaned = clean_params({k: v for k, v in (params or {}).items() if k != "method"}, method)
     policy = RetrainPolicy.objects.select_for_update().filter(dictionary=dictionary).first()
+    before = _policy_account(policy) if policy is not None else None
     if policy is None:
         policy = RetrainPolicy(dictionary=dictionary, decisions_seen=counted_decisions(dictionary.pk).count())
     policy.enabled, policy.every_decisions, policy.nightly = enabled, every_decisions, nightly
@@ -322,4 +340,13 @@ def save_policy(dictionary: Dictionary, *, enabled: bool, every_decisions: int |
     policy.updated_by = user if getattr(user, "pk", None) else None
     policy.save()
     policy.collections.set(chosen)
+    record(actions.SETTINGS_CHANGED, actor=user, obj=policy, label=f"retrain policy of {dictionary.slug}", before=before,
+           after=_policy_account(policy), link=reverse("training:loop", args=[dictionary.slug]))
     return policy
+
+
+def _policy_account(policy: RetrainPolicy) -> dict[str, Any]:
+    """A policy's settings as the audit log keeps them."""
+    return {"enabled": policy.enabled, "every_decisions": policy.every_decisions, "nightly": policy.nightly,
+            "method": policy.method, "params": policy.params,
+            "collections": sorted(policy.collections.values_list("slug", flat=True))}

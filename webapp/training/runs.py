@@ -16,8 +16,11 @@ from functools import partial
 from typing import Any
 
 from django.db import transaction
+from django.urls import reverse
 
 from linker.methods.word_vector_params import OWN_VECTOR_PARAMS
+from webapp.audit import actions
+from webapp.audit.events import record
 from webapp.core.queue import QueueUnavailable, enqueue, job_task_id
 from webapp.corpus.models import Collection
 from webapp.linking.models import EncoderModel
@@ -100,6 +103,10 @@ def start_run(
     run.collections.set(collections)
     TrainingRun.objects.filter(pk=run.pk).update(snapshot_at=run.created_at)
     run.snapshot_at = run.created_at
+    record(actions.RUN_STARTED, actor=user, obj=run, label=f"run {run.pk} ({method}) on {dictionary.slug}",
+           after={"method": method, "dictionary": dictionary.slug, "collections": [c.slug for c in collections],
+                  "eval_collection": eval_collection.slug if eval_collection is not None else None},
+           link=reverse("training:detail", args=[run.pk]))
     if send:
         enqueue("tasks.training.train_task", run.pk, queue=queue, task_id=job_task_id(run),
                 on_sent=partial(_sent, run.pk), on_failure=partial(_unqueued, run.pk))
@@ -171,10 +178,18 @@ def _unqueued(run_id: int, exc: QueueUnavailable) -> None:
         run.fail(str(exc))
 
 
-def cancel_run(run_id: int) -> TrainingRun:
-    """A queued run is cancelled at once (its task revoked); a running one stops at its next progress report."""
-    run = TrainingRun.objects.get(pk=run_id)
-    if run.cancel() and run.task_id:
+def cancel_run(run_id: int, user: Any = None) -> TrainingRun:
+    """A queued run is cancelled at once (its task revoked); a running one stops at its next progress report.
+    ``user``: who asked (the audit log's actor; an ended run or one asked already records nothing)."""
+    with transaction.atomic():
+        run = TrainingRun.objects.get(pk=run_id)
+        before = {"state": run.state, "cancel_requested": run.cancel_requested}
+        revoke = run.cancel()
+        after = {"state": run.state, "cancel_requested": run.cancel_requested}
+        if after != before:
+            record(actions.RUN_CANCELLED, actor=user, obj=run, label=f"run {run.pk} ({run.method})", before=before,
+                   after=after, link=reverse("training:detail", args=[run.pk]))
+    if revoke and run.task_id:
         from webapp.celery import app
 
         try:  # best effort: the task finds the run cancelled and does nothing anyway

@@ -21,6 +21,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.db.models.functions import Now
+from django.urls import reverse
 from django.utils import timezone
 
 from linker.build import encoding_device
@@ -30,6 +31,8 @@ from linker.device import device_label, encode_batch_size
 from linker.encoders.transformer import TransformerEncoder
 from linker.linker import Linker
 from linker.scoring import scoring_for
+from webapp.audit import actions
+from webapp.audit.events import record
 from webapp.core.queue import enqueue, job_task_id
 from webapp.jobs import lifecycle
 from webapp.linking.devices import batch_device
@@ -292,7 +295,7 @@ class ActivationError(ValueError):
 
 
 @transaction.atomic
-def activate_index(index_id: int) -> IndexVersion:
+def activate_index(index_id: int, user: Any = None) -> IndexVersion:
     """Make an index the one its dictionary serves, retiring the previous one, in one transaction.
 
     The dictionary row is locked first so that two activations at once serialise; the partial unique
@@ -306,16 +309,19 @@ def activate_index(index_id: int) -> IndexVersion:
     if index.state not in (IndexVersion.State.READY, IndexVersion.State.RETIRED):
         raise ActivationError(f"index {index.pk} is {index.state}; only a ready or retired index can be activated")
     now = timezone.now()
-    IndexVersion.objects.filter(dictionary_id=index.dictionary_id, state=IndexVersion.State.ACTIVE).update(
-        state=IndexVersion.State.RETIRED, retired_at=now
-    )
+    previous = IndexVersion.objects.filter(dictionary_id=index.dictionary_id, state=IndexVersion.State.ACTIVE)
+    replaced = list(previous.values_list("pk", flat=True))
+    previous.update(state=IndexVersion.State.RETIRED, retired_at=now)
+    before = {"state": index.state, "active_index": replaced[0] if replaced else None}
     index.state = IndexVersion.State.ACTIVE
     index.activated_at = now
     index.save(update_fields=["state", "activated_at"])
+    record(actions.INDEX_ACTIVATED, actor=user, obj=index, label=index.label, before=before,
+           after={"state": index.state, "dictionary": index.dictionary.slug}, link=reverse("training:models"))
     return index
 
 
-def promote_index(index_id: int) -> IndexVersion:
+def promote_index(index_id: int, user: Any = None) -> IndexVersion:
     """Activate an index (one atomic switch), then re-link the open mentions of its dictionary's collections.
 
     When the index serves another release than the one it replaces, the curator synonyms of the old release are
@@ -328,7 +334,7 @@ def promote_index(index_id: int) -> IndexVersion:
 
     serving = IndexVersion.objects.filter(
         dictionary__index_versions__pk=index_id, state=IndexVersion.State.ACTIVE).values_list("dictionary_version_id", flat=True).first()
-    index = activate_index(index_id)
+    index = activate_index(index_id, user=user)
     # A newer release starting to serve carries over the synonyms curators added to the old one since its import
     # (webapp.training.releases.carry_over_on_promotion; idempotent: nothing is copied twice), so none is lost.
     index_promoted.send(sender=IndexVersion, index=index, previous_version_id=serving)

@@ -245,7 +245,7 @@ def _param_names(run: TrainingRun) -> dict[str, dict[int, str]]:
 @admin_required
 def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     get_object_or_404(TrainingRun, pk=pk)
-    run = cancel_run(pk)
+    run = cancel_run(pk, user=request.user)
     if run.state == TrainingRun.State.CANCELLED:
         messages.success(request, f"Training run {pk} cancelled.")
     elif run.state == TrainingRun.State.RUNNING:
