@@ -73,7 +73,7 @@ def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
         d = form.cleaned_data
         try:
             update_settings(project, title=d["title"], description=d["description"], annotators_per_document=d["annotators_per_document"],
-                            concept_types=list(d["concept_types"]), concept_roots=d["concept_roots"])
+                            concept_types=list(d["concept_types"]), concept_roots=d["concept_roots"], by=request.user)
         except ProjectError as exc:
             form.add_error(None, str(exc))
         else:
@@ -108,7 +108,7 @@ def remove_member(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = access.project_for(request.user, slug, Member.Role.MANAGER)
     member = get_object_or_404(Member.objects.select_related("user"), project=project, pk=pk)
     try:
-        drop_member(member)
+        drop_member(member, by=request.user)
     except ProjectError as exc:
         messages.error(request, str(exc))
     else:

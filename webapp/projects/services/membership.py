@@ -6,7 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.urls import reverse
 
+from webapp.audit import actions
+from webapp.audit.events import record
 from webapp.core.roles import is_curator
 from webapp.corpus.models import Collection, Document
 from webapp.projects.concept_filter import build_filter
@@ -66,14 +69,17 @@ def create_project(
     project.documents.set(documents)
     project.concept_types.set(concept_types)
     Member.objects.create(project=project, user=by, role=Member.Role.MANAGER, added_by=by)
+    record(actions.PROJECT_CREATED, actor=by, obj=project, after=_settings_account(project), link=_page(project))
     return project
 
 
 @transaction.atomic
 def update_settings(
     project: Project, *, title: str, description: str, annotators_per_document: int,
-    concept_types: Sequence[KnownType], concept_roots: Sequence[str],
+    concept_types: Sequence[KnownType], concept_roots: Sequence[str], by: Any = None,
 ) -> Project:
+    """Change a project's settings and concept filter; ``by``: who (the audit log's actor)."""
+    before = _settings_account(project)
     roots = [r.strip() for r in concept_roots if r.strip()]
     if annotators_per_document < 1:
         raise ProjectError("a document needs at least one annotator")
@@ -83,7 +89,34 @@ def update_settings(
     project.concept_roots = roots
     project.save(update_fields=["title", "description", "annotators_per_document", "concept_roots"])
     project.concept_types.set(concept_types)
+    after = _settings_account(project)
+    if after != before:
+        record(actions.SETTINGS_CHANGED, actor=by, obj=project, before=before, after=after, link=_page(project))
     return project
+
+
+def _settings_account(project: Project) -> dict[str, Any]:
+    """A project's settings (its concept filter too) as the audit log keeps them."""
+    return {"title": project.title, "description": project.description[:200],
+            "annotators_per_document": project.annotators_per_document, "concept_roots": list(project.concept_roots),
+            "concept_types": sorted(project.concept_types.values_list("code", flat=True))}
+
+
+def _page(project: Project) -> str:
+    return reverse("projects:detail", args=[project.slug])
+
+
+def _roles(project: Project, user: Any) -> list[str]:
+    return sorted(Member.objects.filter(project=project, user=user).values_list("role", flat=True))
+
+
+def _record_roles(project: Project, user: Any, by: Any, before: list[str], obj: Member) -> None:
+    """member.added (no role before), member.removed (none left) or member.role_changed (roles before and after)."""
+    after = _roles(project, user)
+    action = (actions.MEMBER_ADDED if not before else actions.MEMBER_REMOVED if not after
+              else actions.MEMBER_ROLE_CHANGED)
+    record(action, actor=by, obj=obj, label=f"{user.get_username()} in {project.slug}",
+           before={"roles": before} if before else None, after={"roles": after} if after else None, link=_page(project))
 
 
 def add_member(project: Project, user: Any, role: str, by: Any) -> Member:
@@ -96,14 +129,18 @@ def add_member(project: Project, user: Any, role: str, by: Any) -> Member:
     label = Member.Role(role).label.lower()
     try:
         with transaction.atomic():
-            return Member.objects.create(project=project, user=user, role=role, added_by=by)
+            before = _roles(project, user)
+            member = Member.objects.create(project=project, user=user, role=role, added_by=by)
+            _record_roles(project, user, by, before, member)
+            return member
     except IntegrityError:
         raise ProjectError(f"{user.username} is {'an' if label[0] in 'aeiou' else 'a'} {label} of {project} already") from None
 
 
 @transaction.atomic
-def remove_member(member: Member) -> None:
-    """Remove a role; an annotator with documents not done keeps it until those are finished or unassigned."""
+def remove_member(member: Member, by: Any = None) -> None:
+    """Remove a role; an annotator with documents not done keeps it until those are finished or unassigned.
+    ``by``: who removes it (the audit log's actor)."""
     if member.role == Member.Role.ANNOTATOR:
         open_work = list(
             Assignment.objects.filter(project=member.project, annotator=member.user, state=Assignment.State.ASSIGNED)
@@ -116,4 +153,8 @@ def remove_member(member: Member) -> None:
                 f"{member.project} ({shown}): they finish them, or a manager unassigns them, before the annotator "
                 "leaves. Nothing was changed."
             )
+    before = _roles(member.project, member.user)
+    pk = member.pk
     member.delete()
+    member.pk = pk  # the audit event names the row removed
+    _record_roles(member.project, member.user, by, before, member)
