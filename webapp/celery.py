@@ -25,6 +25,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 SWEEP_EVERY_S = 60.0
 # When the nightly retrain runs (UTC, the settings' TIME_ZONE): after a working day's decisions.
 NIGHTLY_RETRAIN_HOUR = 2
+# When the audit log's old events are removed (UTC): a quiet hour, apart from the nightly retrain.
+AUDIT_RETENTION_HOUR = 3
 
 app = Celery("workbench")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -38,6 +40,7 @@ app.conf.task_routes = {
     "tasks.training.evaluate_task": {"queue": INTERACTIVE_QUEUE},
     "tasks.health.*": {"queue": INTERACTIVE_QUEUE},
     "tasks.jobs.*": {"queue": INTERACTIVE_QUEUE},
+    "tasks.audit.*": {"queue": INTERACTIVE_QUEUE},
     "tasks.loop.*": {"queue": INTERACTIVE_QUEUE},
     "tasks.training.*": {"queue": GPU_QUEUE},
     "tasks.indexing.*": {"queue": GPU_QUEUE},
@@ -61,7 +64,13 @@ app.conf.beat_schedule = {
         "schedule": 5 * SWEEP_EVERY_S,
         "options": {"queue": INTERACTIVE_QUEUE, "expires": 5 * SWEEP_EVERY_S},
     },
+    # The audit log's retention (webapp.audit.retention): events older than AUDIT_RETENTION_DAYS go, once a day.
+    "audit-retention": {
+        "task": "tasks.audit.sweep_audit_log",
+        "schedule": crontab(hour=AUDIT_RETENTION_HOUR, minute=30),
+        "options": {"queue": INTERACTIVE_QUEUE, "expires": 3600},
+    },
 }
 # Explicit task modules: the tasks package sits outside the Django apps, so autodiscovery would miss it.
-app.conf.include = ["tasks.health", "tasks.imports", "tasks.indexing", "tasks.curation", "tasks.detection", "tasks.training",
+app.conf.include = ["tasks.audit", "tasks.health", "tasks.imports", "tasks.indexing", "tasks.curation", "tasks.detection", "tasks.training",
                     "tasks.jobs", "tasks.loop", "tasks.releases"]

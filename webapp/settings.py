@@ -290,6 +290,8 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "in
 # without persistence, or the web process died between its commit and the publish) is queued again, with the
 # reason on the job; the workers sweep every minute and when one starts (webapp.jobs.sweep).
 QUEUED_JOB_SWEEP_AFTER_S = envint("QUEUED_JOB_SWEEP_AFTER_S", 300, 10)
+# How long the audit log keeps an event (webapp.audit.retention, swept daily on the beat schedule); 0 keeps every one.
+AUDIT_RETENTION_DAYS = envint("AUDIT_RETENTION_DAYS", 365, 0)
 CELERY_TASK_ALWAYS_EAGER = False  # never eager: tests run a real worker
 # Send every task to this one queue instead of its route (a private worker: tests, a staging worker).
 TASK_QUEUE_OVERRIDE = envstr("TASK_QUEUE_OVERRIDE")
