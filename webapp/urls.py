@@ -14,6 +14,7 @@ urlpatterns = [
     path("", home, name="home"),
     path("healthz", core_views.healthz, name="healthz"),
     path("jobs/", include("webapp.jobs.urls")),
+    path("audit/", include("webapp.audit.urls")),
     path("imports/", imports_views.import_jobs, name="import-jobs"),
     path("imports/dictionary/", imports_views.dictionary_import, name="import-dictionary"),
     path("imports/documents/", imports_views.documents_import, name="import-documents"),
