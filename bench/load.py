@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import http.client
 import importlib
 import json
@@ -561,13 +562,19 @@ def prepare(cfg: Config) -> dict[str, Any]:
             "dictionary": "full CTD MEDIC, sparse index"}
 
 
+def bench_key(username: str) -> str:
+    """The API key of a bench user (a throwaway database's: derived, not secret)."""
+    return "elw_load_" + hashlib.sha256(f"{username} of bench/load.py".encode()).hexdigest()[:32]
+
+
 def _users_and_counts(cfg: Config) -> dict[str, Any]:
     """The curators (each with a token) and an admin with a token; the collection's counts."""
     from django.contrib.auth.models import Group, User
     from django.db import connection
-    from rest_framework.authtoken.models import Token
 
     from webapp.corpus.models import Mention
+    from webapp.people.models import ApiToken
+    from webapp.people.tokens import hash_key
 
     timings: dict[str, Any] = {}
     curator = Group.objects.get(name="curator")
@@ -576,9 +583,10 @@ def _users_and_counts(cfg: Config) -> dict[str, Any]:
         user.groups.add(curator)
     admin = User.objects.create_user("load-admin", password=PASSWORD, is_staff=True)
     admin.groups.add(Group.objects.get(name="admin"))
-    Token.objects.create(user=admin)
-    for user in User.objects.filter(username__startswith="curator"):
-        Token.objects.create(user=user)
+    # Keys are kept hashed: the bench's own are derived from the user name, so a later step can send them again.
+    for user in [admin, *User.objects.filter(username__startswith="curator")]:
+        key = bench_key(user.username)
+        ApiToken.objects.create(user=user, name="bench/load.py", key_hash=hash_key(key), prefix=key[:12])
     mentions = Mention.objects.filter(document__collection__slug=COLLECTION)
     texts = Counter(t.lower() for t in mentions.values_list("text", flat=True))
     with connection.cursor() as cursor:  # without autovacuum, statistics are only what the code refreshes itself
@@ -590,8 +598,6 @@ def _users_and_counts(cfg: Config) -> dict[str, Any]:
 
 def plan_work(cfg: Config) -> list[Plan]:
     """Pairs of curators on the same documents, one forward, one backward; the last ``api_curators`` on the API."""
-    from rest_framework.authtoken.models import Token
-
     from webapp.corpus.models import Mention
 
     by_document: dict[int, list[int]] = defaultdict(list)
@@ -601,13 +607,12 @@ def plan_work(cfg: Config) -> list[Plan]:
     rng = random.Random(cfg.seed)
     rng.shuffle(documents)
     pairs = max(1, (cfg.curators + 1) // 2)
-    tokens = dict(Token.objects.values_list("user__username", "key"))
     plans = []
     for n in range(cfg.curators):
         share = documents[n % pairs :: pairs]
         username = f"curator{n:02d}"
         kind = "api" if n >= cfg.curators - cfg.api_curators else "screen"
-        plans.append(Plan(username, kind, share if n < pairs else share[::-1], tokens[username]))
+        plans.append(Plan(username, kind, share if n < pairs else share[::-1], bench_key(username)))
     return plans
 
 
@@ -658,9 +663,7 @@ def run_load(cfg: Config, plans: list[Plan], port: int, scratch: Path, web_pid: 
 
     admin_token = ""
     if cfg.with_import:
-        from rest_framework.authtoken.models import Token
-
-        admin_token = Token.objects.get(user__username="load-admin").key
+        admin_token = bench_key("load-admin")
         connection.close()
     tallies = [Counter[str]() for _ in plans]
     start = threading.Barrier(len(plans) + 1 + (1 if cfg.with_import else 0))

@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "webapp.projects",
     "webapp.linking",
     "webapp.imports",
+    "webapp.people",  # the users page and named API tokens
 ]
 
 MIDDLEWARE = [
@@ -206,6 +207,9 @@ IMPORT_MAX_COMPRESSION_RATIO = envint("IMPORT_MAX_COMPRESSION_RATIO", 100, 1)  #
 IMPORT_MAX_DOCUMENT_CHARS = envint("IMPORT_MAX_DOCUMENT_CHARS", 10_000_000, 1)  # one document, so any offset in it
 IMPORT_MAX_PATH_CHARS = envint("IMPORT_MAX_PATH_CHARS", 1000, 1)  # a server path, a zip member's name
 
+# A new API token expires after this many days unless its maker picks another date (0: tokens never expire).
+API_TOKEN_DAYS = envint("API_TOKEN_DAYS", 90, 0)
+
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header makes DRF answer anonymous callers 401, not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -226,7 +230,8 @@ REST_FRAMEWORK = {
     # REST API issue: OpenAPI 3 schema, django-filter filtering, and throttling (per user, per anonymous IP,
     # and a scope for the compute-heavy POST /api/link).
     "DEFAULT_SCHEMA_CLASS": "webapp.api.schema.AutoSchema",  # drf-spectacular's, with the error answers
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # A project-scoped API token reaches its project's collections, documents, mentions and links only.
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend", "webapp.api.scope.ProjectScopeFilter"],
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
         "rest_framework.throttling.UserRateThrottle",

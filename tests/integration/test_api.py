@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from webapp.imports.models import ImportJob
@@ -62,9 +61,10 @@ def test_concept_detail_takes_ids_with_colons(bob, asthma) -> None:  # type: ign
 
 
 def test_token_authentication_for_pipelines(bob, asthma) -> None:  # type: ignore[no-untyped-def]
-    token = Token.objects.create(user=bob)
+    from webapp.people.tokens import issue_token
+
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(bob, 'pipeline').key}")
     assert client.get("/api/dictionaries/").status_code == 200
     client.credentials(HTTP_AUTHORIZATION="Token not-a-token")
     assert client.get("/api/dictionaries/").status_code == 401

@@ -111,9 +111,9 @@ def test_only_admins_list_and_switch_detectors_through_the_api(tagger_folder: Pa
     assert DetectorVersion.objects.get(pk=first.pk).state == "ready"
 
     # A token, as pipelines use it.
-    from rest_framework.authtoken.models import Token
+    from webapp.people.tokens import issue_token
 
-    api = APIClient(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=alice).key}")
+    api = APIClient(HTTP_AUTHORIZATION=f"Token {issue_token(alice, 'pipeline').key}")
     listed = api.get("/api/detectors/?dictionary=spans").json()
     rows = listed["results"] if isinstance(listed, dict) else listed
     assert [r["label"] for r in rows] == ["spans-tagger-1", "spans-tagger-0"]

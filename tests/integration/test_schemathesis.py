@@ -20,7 +20,6 @@ from django.core import signals
 from django.db import close_old_connections
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
-from rest_framework.authtoken.models import Token
 from schemathesis import GenerationMode
 
 from linker.data import ConceptRecord, Synonym
@@ -29,6 +28,7 @@ from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.imports.models import ImportJob
 from webapp.linking.models import IndexVersion
 from webapp.linking.registry import forget_all
+from webapp.people.tokens import issue_token
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, HierarchyEdge, Name
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -86,7 +86,7 @@ def world(db, tmp_path: Path, settings, _keep_the_test_connection) -> Iterator[s
     Link.objects.create(mention=mention, concept=concepts["MESH:D001249"], concept_ref="D001249", origin=Link.Origin.GOLD)
     Link.objects.create(mention=mention, concept=concepts["MESH:D001249"], concept_ref="MESH:D001249", origin=Link.Origin.MODEL, rank=1, score=1.0)
     forget_all()
-    yield Token.objects.create(user=admin).key
+    yield issue_token(admin, "schemathesis").key
     forget_all()
 
 
