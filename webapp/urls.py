@@ -6,6 +6,7 @@ from webapp.curation import collection_views
 from webapp.imports import views as imports_views
 from webapp.projects import urls as projects_urls
 from webapp.projects.dashboard import home
+from webapp.sso import views as sso_views
 from webapp.teamwork import urls as teamwork_urls
 from webapp.training import release_views
 from webapp.vocab import urls as vocab_urls
@@ -19,6 +20,11 @@ urlpatterns = [
     path("imports/dictionary/", imports_views.dictionary_import, name="import-dictionary"),
     path("imports/documents/", imports_views.documents_import, name="import-documents"),
     path("imports/text/", imports_views.text_import, name="import-text"),
+    # Before Django's own: the login page with single sign-on, and the logout that ends the provider's session too.
+    path("accounts/login/", sso_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", sso_views.logout, name="logout"),
+    path("oidc/authenticate/", sso_views.AuthenticateView.as_view(), name="oidc_authentication_init"),
+    path("oidc/callback/", sso_views.CallbackView.as_view(), name="oidc_authentication_callback"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
     # A dictionary's releases page is training's (it reads the carry-over and index builds): the same namespace.

@@ -138,6 +138,10 @@ ROUTES: dict[str, Route] = {
     "accounts/password_change/done/": _r(lambda w: "/accounts/password_change/done/"),
     "accounts/password_reset/": _r(lambda w: "/accounts/password_reset/", public=True),
     "accounts/password_reset/done/": _r(lambda w: "/accounts/password_reset/done/", public=True),
+    # Single sign-on's start and the provider's callback (webapp.sso): open, they send anyone back to the login page
+    # while SSO is off or without the provider's answer.
+    "oidc/authenticate/": _r(lambda w: "/oidc/authenticate/", public=True),
+    "oidc/callback/": _r(lambda w: "/oidc/callback/", public=True),
     "accounts/reset/<uidb64>/<token>/": _r(lambda w: "/accounts/reset/MQ/set-password/", public=True),
     "accounts/reset/done/": _r(lambda w: "/accounts/reset/done/", public=True),
     "dictionaries/": _r(lambda w: "/dictionaries/"),

@@ -1,4 +1,5 @@
-"""Login required everywhere except the login and password-reset pages, the health check, static files and the API.
+"""Login required everywhere except the login and password-reset pages, single sign-on's start and callback, the
+health check, static files and the API.
 
 The API is left to DRF's own authentication and permission classes so that anonymous API requests get
 401/403 (a pipeline must not receive an HTML login page), while browser pages redirect to login.
@@ -15,7 +16,8 @@ from django.http import HttpRequest, HttpResponse
 # Password reset is for those who cannot log in: its form, the "mail sent" page, the link from the mail
 # (/accounts/reset/<uid>/<token>/) and the "done" page. Changing a password (password_change) stays behind login.
 OPEN_PATHS = ("/accounts/login/", "/healthz", "/accounts/password_reset/", "/accounts/password_reset/done/")
-OPEN_PREFIXES = ("/static/", "/api/", "/accounts/reset/")
+# /oidc/: single sign-on's start and the provider's callback (webapp.sso), reached before anyone is logged in.
+OPEN_PREFIXES = ("/static/", "/api/", "/accounts/reset/", "/oidc/")
 
 
 class LoginRequiredMiddleware:
