@@ -27,6 +27,7 @@ urlpatterns = [
     path("oidc/callback/", sso_views.CallbackView.as_view(), name="oidc_authentication_callback"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
+    path("people/", include("webapp.people.urls")),  # users, roles, invitations; API tokens
     # A dictionary's releases page is training's (it reads the carry-over and index builds): the same namespace.
     path("dictionaries/", include((vocab_urls.urlpatterns + release_views.urlpatterns, "vocab"))),
     # The collection pages are curation's (they filter by project and ask serving): the corpus namespace still.

@@ -39,6 +39,8 @@ LOGOUT = "logout"
 USER_CREATED = "user.created"
 USER_ROLE_CHANGED = "user.role_changed"
 USER_DEACTIVATED = "user.deactivated"
+USER_REACTIVATED = "user.reactivated"
+USER_INVITED = "user.invited"  # a link to set the password was mailed (webapp.people)
 TOKEN_CREATED = "token.created"
 TOKEN_REVOKED = "token.revoked"
 
@@ -52,5 +54,6 @@ ACTIONS: tuple[str, ...] = (
     PROJECT_CREATED, MEMBER_ADDED, MEMBER_REMOVED, MEMBER_ROLE_CHANGED,
     SETTINGS_CHANGED,
     LOGIN_SUCCEEDED, LOGIN_FAILED, LOGOUT, USER_CREATED, USER_ROLE_CHANGED, USER_DEACTIVATED,
+    USER_REACTIVATED, USER_INVITED,
     TOKEN_CREATED, TOKEN_REVOKED, AUDIT_PRUNED,
 )
