@@ -158,3 +158,17 @@ def test_keys_of_drf_tokens_from_before_keep_working(world: World, bob) -> None:
     moved = ApiToken.objects.get(user=bob)
     assert moved.expires_at is None and not moved.read_only and moved.prefix == old.key[:12]
     assert _client(old.key).get("/api/mentions/").status_code == 200
+
+
+def test_a_project_scoped_token_reaches_no_endpoint_outside_projects(world: World, alice) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    project = create_project(by=alice, slug="p", title="P", collection=world.document.collection)
+    scoped = _client(issue_token(alice, "project p", project=project).key)
+    assert scoped.get("/api/imports/").status_code == 403
+    assert scoped.get("/api/jobs/").status_code == 403
+    refused = scoped.post("/api/collections/", {"slug": "new", "title": "New", "dictionary": "mini"}, format="json")
+    assert refused.status_code == 403 and "kept to project" in refused.json()["detail"]
+    assert not Collection.objects.filter(slug="new").exists()
+    assert scoped.get("/api/dictionaries/").status_code == 200
+    decision = scoped.post(f"/api/mentions/{world.mention.pk}/decision/",
+                           {"action": "reject", "updated_at": world.mention.updated_at.isoformat()}, format="json")
+    assert 200 <= decision.status_code < 300, decision.content
