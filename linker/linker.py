@@ -28,6 +28,7 @@ from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
 from linker.encoders.transformer import TransformerEncoder
 from linker.index import DenseIndex
+from linker.memo import QueryMemo
 from linker.overlap import beside
 from linker.rerank.context import MentionContext, MentionSpan, mention_context
 from linker.rerank.ranking import homonyms, reranked_mention
@@ -68,6 +69,7 @@ class Linker:
         concept_prior: dict[str, float] | None = None,
         first_stage: FirstStage | None = None,
         delta: DeltaRows | None = None,
+        memo: QueryMemo | None = None,
     ) -> None:
         self.table = table
         self.sparse = sparse
@@ -81,7 +83,9 @@ class Linker:
         mode = config.retrieval.mode if encoder is not None else "sparse"
         self.first_stage = first_stage if encoder is not None else None
         self.retriever = HybridRetriever(table, sparse, encoder, index, replace(config.retrieval, mode=mode),
-                                         concept_prior, self.first_stage, delta)
+                                         concept_prior, self.first_stage, delta, memo)
+        # What this linker's searches compute per query, for the delta views made of it (linker.memo).
+        self.query_memo = memo if memo is not None else QueryMemo()
         self.reranker: Reranker | None = None
         self.reranker_problem: str | None = None  # why the artifact's re-ranker was refused, if it was
         self.calibration_problem: str | None = None  # why the artifact's calibration was set aside, if it was
@@ -114,7 +118,7 @@ class Linker:
         rows = DeltaRows.of(table, self.sparse, self.encoder, self.index, stage.encoder if stage else None,
                             stage.index if stage else None, self.config.encode_batch_size, vectors or DeltaVectors())
         view = Linker(table, self.sparse, self.encoder, self.index, self.config, self.metadata, self.concept_prior,
-                      stage, rows)
+                      stage, rows, self.query_memo)
         view.reranker, view.reranker_problem = self.reranker, self.reranker_problem
         view.calibration, view.calibration_problem = self.calibration, self.calibration_problem
         return view

@@ -21,6 +21,7 @@ import numpy as np
 from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
 from linker.index import DenseIndex
+from linker.memo import QueryMemo
 from linker.overlap import beside
 from linker.sparse import SparseEncoder
 
@@ -164,11 +165,15 @@ class HybridRetriever:
         concept_prior: dict[str, float] | None = None,
         first_stage: FirstStage | None = None,
         delta: DeltaRows | None = None,
+        memo: QueryMemo | None = None,
     ) -> None:
         self.table = table
         self.first_stage = first_stage
         # Names added and taken back over these immutable indexes (linker.delta): merged into every search's list.
         self.delta = delta
+        # A delta view's searches of the base, kept per query for the base's lifetime (linker.memo): the base's
+        # part of a ranking is the same under every delta.
+        self.memo = memo if delta is not None else None
         self.concept_prior: dict[str, float] = dict(concept_prior or {})
         self.sparse = sparse
         self.encoder = encoder
@@ -235,15 +240,16 @@ class HybridRetriever:
             if stage is None:
                 slow = everyone
             else:
-                fast = stage.encoder.encode(queries, batch_size=cfg.batch_size)
-                lists.append(self._dense_top(stage.index, fast, m)[1])
+                fast = self._encode(stage.encoder, queries)
+                lists.append(self._dense_top(stage.index, fast, m, queries)[1])
                 pool.dense_vectors.append((stage.index, fast, everyone))
                 slow = everyone if cfg.cascade == "off" else np.array(
                     [i for i, q in enumerate(queries) if not self.table.concepts_named(q)], dtype=np.int64)
             if len(slow):
-                qvec = self.encoder.encode([queries[i] for i in slow], batch_size=cfg.batch_size)
+                slow_queries = [queries[i] for i in slow]
+                qvec = self._encode(self.encoder, slow_queries)
                 slow_rows = np.full((n, m), -1, dtype=np.int64)
-                slow_rows[slow] = self._dense_top(self.index, qvec, m)[1]
+                slow_rows[slow] = self._dense_top(self.index, qvec, m, slow_queries)[1]
                 lists.append(slow_rows)
                 pool.dense_vectors.append((self.index, qvec, slow))  # last: the transformer's scores win
         if sparse_search is not None:
@@ -258,23 +264,41 @@ class HybridRetriever:
         pool.rows = rows
         return pool
 
-    def _dense_top(self, index: DenseIndex, vectors: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    def _encode(self, encoder: NameEncoder, queries: list[str]) -> np.ndarray:
+        """The queries' vectors from ``encoder`` (a delta view reads the ones its base encoded before)."""
+        batch = self.config.batch_size
+        if self.memo is None:
+            return encoder.encode(queries, batch_size=batch)
+        return self.memo.encode(id(encoder), queries, lambda todo: encoder.encode(todo, batch_size=batch))
+
+    def _dense_top(self, index: DenseIndex, vectors: np.ndarray, m: int, queries: list[str]
+                   ) -> tuple[np.ndarray, np.ndarray]:
         """A dense index's top ``m`` names for query vectors: with a delta, the base's merged with the delta's."""
         delta = self.delta
         if delta is None:
             return index.search(vectors, m)
-        scores, rows = index.search(vectors, m + delta.hidden)
+        base_m = m + delta.hidden
+        if self.memo is None:
+            scores, rows = index.search(vectors, base_m)
+        else:
+            scores, rows = self.memo.top(id(index), queries, base_m, lambda at: index.search(vectors[at], base_m))
         which = delta.dense if index is self.index else delta.fast
         return delta.merged(scores, rows, delta.list_scores(vectors, which), m)
 
     def _sparse_top(self, queries: Sequence[str], m: int) -> tuple[np.ndarray, np.ndarray]:
         """tf-idf's top ``m`` names for queries: with a delta, the base's merged with the delta's."""
-        assert self.sparse is not None
+        sparse = self.sparse
+        assert sparse is not None
         delta = self.delta
         if delta is None:
-            return self.sparse.top_k(queries, m)
-        scores, rows = self.sparse.top_k(queries, m + delta.hidden)
-        return delta.merged(scores, rows, delta.sparse_list_scores(self.sparse, queries), m)
+            return sparse.top_k(queries, m)
+        base_m = m + delta.hidden
+        if self.memo is None:
+            scores, rows = sparse.top_k(queries, base_m)
+        else:
+            scores, rows = self.memo.top(id(sparse), queries, base_m,
+                                         lambda at: sparse.top_k([queries[i] for i in at], base_m))
+        return delta.merged(scores, rows, delta.sparse_list_scores(sparse, queries), m)
 
     def _ranked(self, rows: np.ndarray, total: np.ndarray, key: np.ndarray, dense: np.ndarray, sparse: np.ndarray,
                 k: int) -> list[list[Candidate]]:

@@ -20,6 +20,7 @@ import scipy.sparse as sp
 import torch
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
+from linker.memo import Memo
 from linker.topk import BLOCK, padded_rows, top_k_columns
 
 __all__ = ["SparseEncoder"]
@@ -27,6 +28,10 @@ __all__ = ["SparseEncoder"]
 _FORMAT_VERSION = 1
 # Most queries scored at once by top_k (see its docstring).
 _MAX_CHUNK = 256
+# Up to this many texts, transform reads and keeps each text's row in a memo (linker.memo): a mention's query is
+# transformed by the search, the pair scores and a delta's scores alike, and scikit-learn's per-call overhead
+# (about 1 ms) is most of a short text's cost. Longer lists (indexing names) go straight through.
+_MEMO_BATCH = 64
 
 
 class SparseEncoder:
@@ -49,6 +54,7 @@ class SparseEncoder:
         # ~1 GB of a served linker's memory, and a linker that does not search by tf-idf only scores its
         # dense candidates, a few dozen a query, which transforming costs a millisecond.
         self._texts: Sequence[str] | None = None
+        self._rows: Memo[str, sp.csr_matrix] = Memo()  # a short text's tf-idf row (transform)
 
     # --- fitting and transforming ----------------------------------------------------------------
 
@@ -62,6 +68,7 @@ class SparseEncoder:
         self.vocabulary = {k: int(v) for k, v in vec.vocabulary_.items()}
         self.idf = np.asarray(vec.idf_, dtype=np.float32)
         self._counter = None
+        self._rows.clear()
         if keep_matrix:
             self.set_names(names)
         else:
@@ -83,6 +90,15 @@ class SparseEncoder:
 
     def transform(self, texts: Sequence[str]) -> sp.csr_matrix:
         """l2-normalised tf-idf rows, float32, one per text (unknown n-grams are ignored)."""
+        if not 0 < len(texts) <= _MEMO_BATCH:
+            return self._transform(texts)
+        # Each row depends on its own text only, so rows kept from earlier calls stack to the very same matrix.
+        rows = self._rows.many(list(texts), lambda at: [*self._transform([texts[i] for i in at])])
+        out = sp.csr_matrix(sp.vstack(rows, format="csr"), dtype=np.float32)
+        out.sort_indices()
+        return out
+
+    def _transform(self, texts: Sequence[str]) -> sp.csr_matrix:
         counts = self._count_vectorizer().transform(list(texts)).tocsr().astype(np.float32)
         x = counts.multiply(self.idf[None, :]).tocsr().astype(np.float32)
         norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1), dtype=np.float64)).ravel()

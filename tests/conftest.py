@@ -25,8 +25,10 @@ def _empty_cache() -> Iterator[None]:
 
     from webapp.curation.lineage import ANCESTRY
     from webapp.curation.services.rankings import forget_rankings, wait_for_prefetch
+    from webapp.linking.registry import forget_active_indexes
 
     cache.clear()
+    forget_active_indexes()  # which index is active, kept a second per process: each test's database says
     ANCESTRY.clear()
     forget_rankings()
     yield

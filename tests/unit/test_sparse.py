@@ -162,3 +162,18 @@ def test_saved_without_a_matrix_and_loaded_with_the_texts(tmp_path: Path) -> Non
     back = SparseEncoder.load(tmp_path, texts=texts)
     rows = np.array([[2, 3, 7]])
     np.testing.assert_array_equal(back.score(["ovarian neoplasm"], rows), enc.score(["ovarian neoplasm"], rows))
+
+
+def test_short_transforms_kept_per_text_stack_to_the_matrix_of_one_transform() -> None:
+    from linker.sparse import SparseEncoder
+
+    names = ["breast cancer", "lung cancer", "heart failure", "acute renal failure", "chronic heart disease"]
+    enc = SparseEncoder().fit(names)
+    queries = ["lung tumour", "breast cancer", "renal", "lung tumour", "zzz"]
+    enc.transform(queries[1:3])  # some rows kept before
+    kept = enc.transform(queries)
+    whole = enc._transform(queries)
+    assert kept.shape == whole.shape and (kept != whole).nnz == 0
+    assert kept.indices.tolist() == whole.indices.tolist() and kept.data.tobytes() == whole.data.tobytes()
+    enc.fit(["other names", "entirely"])  # a new vocabulary forgets the kept rows
+    assert enc.transform(["lung tumour"]).shape[1] == len(enc.vocabulary)

@@ -5,3 +5,13 @@ class LinkingConfig(AppConfig):
     name = "webapp.linking"
     label = "linking"
     verbose_name = "Serving: index and detector versions"
+
+    def ready(self) -> None:
+        # An index version saved or deleted here (an activation, a retirement): the next lookup asks which is active.
+        from django.db.models.signals import post_delete, post_save
+
+        from webapp.linking.models import IndexVersion
+        from webapp.linking.registry import forget_active_indexes
+
+        post_save.connect(forget_active_indexes, sender=IndexVersion, dispatch_uid="linking-forget-active-on-save")
+        post_delete.connect(forget_active_indexes, sender=IndexVersion, dispatch_uid="linking-forget-active-on-delete")

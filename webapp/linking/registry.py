@@ -3,7 +3,7 @@ its build.
 
 Web processes (the curation panel, ``POST /api/link``) and workers (stored suggestions) all ask
 :func:`get_active_linker`. The database says which index version is active; its artifact is loaded once per process
-(:func:`load_linker`) and never changed. After a promotion the next request loads the new index, while requests
+(:func:`load_linker`) and never changed. After a promotion the next lookup loads the new index, while requests
 already holding the old Linker object finish on it.
 
 What curators added or took back since the build is the index's delta, and the database holds it: the curator Names
@@ -13,10 +13,11 @@ curator's "colon cancer" are one name of the index). The linker handed out is th
 (:meth:`linker.linker.Linker.with_delta`), which ranks as a fresh build over the same names would; it is a snapshot:
 a caller holding it sees no later synonym.
 
-One rule says when it is stale: the delta's watermark, the newest Name and RemovedName rows read for it. At most once
-per ``RECHECK_SECONDS`` a lookup asks the database for newer rows (two primary-key range scans, nearly always empty);
-a decision or undo committed in this process makes its next lookup ask at once (:func:`add_curator_synonyms`,
-:func:`forget_curator_synonym`). A delta that changed is a new linker object: whatever was kept per linker (the
+Which version is active is asked of the database at most once per ``RECHECK_SECONDS`` (a promotion in another
+process is served within a second, one in this process at once). One rule says when the delta is stale: its
+watermark, the newest Name and RemovedName rows read for it. At most once per ``RECHECK_SECONDS`` a lookup asks the
+database for newer rows (two primary-key range scans, nearly always empty); a decision or undo committed in this
+process makes its next lookup ask at once (:func:`add_curator_synonyms`, :func:`forget_curator_synonym`). A delta that changed is a new linker object: whatever was kept per linker (the
 panel's rankings) is the old one's.
 """
 
@@ -35,11 +36,12 @@ from linker.delta import Delta, DeltaVectors
 from linker.linker import Linker
 from linker.text import normalize
 from webapp.linking.devices import serving_device
+from webapp.linking.models import IndexVersion
 from webapp.linking.versions import Artifact, active_index_by_slug, active_index_ids, index_created_at
 from webapp.vocab.models import DictionaryVersion, Name, RemovedName
 
-__all__ = ["ActiveLinker", "RECHECK_SECONDS", "add_curator_synonym", "add_curator_synonyms", "forget_all", "get_active_linker",
-           "load_linker", "forget_curator_synonym", "remove_curator_synonyms"]
+__all__ = ["ActiveLinker", "RECHECK_SECONDS", "add_curator_synonym", "add_curator_synonyms", "forget_all", "forget_active_indexes",
+           "get_active_linker", "load_linker", "forget_curator_synonym", "remove_curator_synonyms"]
 
 log = logging.getLogger(__name__)
 
@@ -75,11 +77,12 @@ class _Served:
 _lock = threading.Lock()
 _loaded: dict[int, Linker] = {}
 _served: dict[int, _Served] = {}
+_active: dict[str, tuple[float, IndexVersion | None]] = {}  # dictionary slug -> (when asked, its active index)
 
 
 def get_active_linker(dictionary_slug: str) -> ActiveLinker | None:
     """The dictionary's active linker with the curator names of its dictionary version; None without one."""
-    index = active_index_by_slug(dictionary_slug)
+    index = _active_index(dictionary_slug)
     if index is None:
         return None
     base = load_linker(index)
@@ -89,6 +92,26 @@ def get_active_linker(dictionary_slug: str) -> ActiveLinker | None:
             served = _served[index.pk] = _Served(base, base)
     _read_delta(served, index.pk, index.dictionary_version)
     return ActiveLinker(served.linker, index.pk, index.label, index.dictionary_version)
+
+
+def _active_index(dictionary_slug: str) -> IndexVersion | None:
+    """The dictionary's active index version, asked of the database at most once per ``RECHECK_SECONDS`` (a
+    panel asks two or three times per request); a version saved or deleted in this process asks again at once."""
+    now = time.monotonic()
+    kept = _active.get(dictionary_slug)
+    if kept is not None and now - kept[0] < RECHECK_SECONDS:
+        return kept[1]
+    index = active_index_by_slug(dictionary_slug)
+    _active[dictionary_slug] = (now, index)
+    return index
+
+
+def forget_active_indexes(**_: object) -> None:
+    """Ask the database which index is active at the next lookup (an index version of this process changed:
+    connected to IndexVersion's post_save and post_delete): now, and again once the change commits (a lookup in
+    between still read the version before it)."""
+    _active.clear()
+    transaction.on_commit(_active.clear)
 
 
 def add_curator_synonym(dictionary_slug: str, text: str, concept_id: str) -> None:
@@ -208,3 +231,4 @@ def forget_all() -> None:
     with _lock:
         _loaded.clear()
         _served.clear()
+        _active.clear()
