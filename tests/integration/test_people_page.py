@@ -52,6 +52,20 @@ def test_the_list_shows_role_state_last_login_and_decisions(client, alice, bob, 
     assert rows["alice"].role == "admin" and rows["bob"].role == "curator" and rows["charlie"].role == ""
     assert rows["bob"].user.last_login is not None and rows["charlie"].user.last_login is None
     assert rows["bob"].decisions == 0 and rows["bob"].last_decision is None
+    assert [r.user.username for r in user_rows("BO")] == ["bob"]
+    assert [r.user.username for r in user_rows("alice@example")] == ["alice"]
+
+
+def test_activity_counts_decisions_and_the_last_ones_time(alice, bob) -> None:  # type: ignore[no-untyped-def]
+    from webapp.corpus.models import Document
+    from webapp.curation.models import Decision
+    from webapp.people.services import user_rows
+
+    document = Document.objects.create(collection=Collection.objects.create(slug="c", title="C"), external_id="1", text="x")
+    made = [Decision.objects.create(document=document, mention_text="x", action="nil", user=bob) for _ in range(3)]
+    rows = {r.user.username: r for r in user_rows()}
+    assert rows["bob"].decisions == 3 and rows["bob"].last_decision == max(d.created_at for d in made)
+    assert rows["alice"].decisions == 0
 
 
 def test_an_admin_creates_a_user_and_the_invitation_sets_a_password(client, alice) -> None:  # type: ignore[no-untyped-def]

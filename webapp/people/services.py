@@ -16,7 +16,7 @@ from django.contrib.auth.models import Group
 from django.contrib.auth.tokens import default_token_generator
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
@@ -45,7 +45,7 @@ def user_rows(query: str = "") -> list[UserRow]:
                                       last_decision=Max("curation_decisions__created_at"))
                             .order_by("username"))
     if query:
-        users = users.filter(username__icontains=query) | users.filter(email__icontains=query)
+        users = users.filter(Q(username__icontains=query) | Q(email__icontains=query))
     rows = []
     for user in users:
         user._workbench_groups = frozenset(g.name for g in user.groups.all())  # what roles.py would query again
@@ -109,9 +109,7 @@ def invite(user: Any, *, by: Any, request: Any) -> str:
 
 
 def _active_admins() -> QuerySet[Any]:
-    model = get_user_model()
-    return model.objects.filter(is_active=True).filter(groups__name=ADMIN) | model.objects.filter(
-        is_active=True, is_superuser=True)
+    return get_user_model().objects.filter(Q(groups__name=ADMIN) | Q(is_superuser=True), is_active=True).distinct()
 
 
 @transaction.atomic
