@@ -16,14 +16,21 @@ Views call :func:`check_view` with the collection at hand and :func:`check_view_
 :func:`visible_documents` (or :func:`visible_documents_q` on mentions, links, decisions). A project's own pages
 take the project with :func:`project_for`. Every refusal is a PermissionDenied whose message names the project and
 who to ask (or the role that is missing).
+
+One rule per kind of row (issue 43): :func:`scope` narrows any queryset of a kind :data:`DOCUMENT_PATHS`,
+:data:`COLLECTION_PATHS` or :data:`OWN_RULES` knows (collections, documents, mentions, links, decisions,
+evaluations and their outcomes, projects, workspaces) to the rows the user may read, workspaces included where
+:func:`readable_workspaces` allows them. A kind it does not know is an error, not an unscoped list. The API's
+viewsets, the comparison pages and the other reads go through it; ``tests/integration/test_route_walk.py`` requests
+every route as every kind of user, so a view that forgets it fails there.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q, QuerySet
+from django.db.models import Model, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from webapp.core.roles import VIEWER_WRITE_REFUSAL, can_read, is_admin, is_curator
@@ -270,3 +277,82 @@ def project_for(user: Any, slug: str, *roles: str) -> Project:
     if refusal:
         raise PermissionDenied(refusal)
     return project
+
+
+# --- one rule per kind of row (issue 43) ------------------------------------------------------------------------
+
+Row = TypeVar("Row", bound=Model)
+
+# How each kind of row reaches its document ("" : it is one) or, for rows about a whole collection, its collection.
+# A row is readable when its document (or collection) is: the one rule, written once for every kind.
+DOCUMENT_PATHS: dict[str, str] = {
+    "corpus.Document": "",
+    "corpus.Mention": "document__",
+    "corpus.Link": "mention__document__",
+    "curation.Decision": "document__",
+    "projects.Assignment": "document__",
+    "projects.Adjudication": "document__",
+    "training.MentionOutcome": "mention__document__",
+}
+COLLECTION_PATHS: dict[str, str] = {
+    "corpus.Collection": "",
+    "training.Evaluation": "collection__",
+}
+
+
+def readable_workspaces(user: Any) -> QuerySet[Workspace]:
+    """The workspaces (annotators' copies) the user may look into: their own, and every one of a project they
+    adjudicate or manage; an admin all of them (the rule of :func:`view_refusal`, as a queryset)."""
+    if is_admin(user):
+        return Workspace.objects.all()
+    if not can_read(user):
+        return Workspace.objects.none()
+    judged = Member.objects.filter(user=user, role__in=[Role.ADJUDICATOR, Role.MANAGER]).values("project")
+    return Workspace.objects.filter(Q(annotator=user) | Q(project__in=judged))
+
+
+def readable_collections_q(user: Any, prefix: str = "") -> Q:
+    """A filter keeping the rows whose collection (through ``prefix``) the user may open: those
+    :func:`visible_collections` lists and the workspaces :func:`readable_workspaces` allows."""
+    if is_admin(user):
+        return Q()
+    listed = visible_collections(user).values("pk")
+    return Q(**{f"{prefix}pk__in": listed}) | Q(**{f"{prefix}pk__in": readable_workspaces(user).values("collection")})
+
+
+def readable_documents_q(user: Any, prefix: str = "") -> Q:
+    """A filter keeping the rows whose document (through ``prefix``) the user may read: in a collection they may
+    open, and not hidden by a project they are not in (:func:`visible_documents_q`)."""
+    if is_admin(user):
+        return Q()
+    return readable_collections_q(user, f"{prefix}collection__") & visible_documents_q(user, prefix)
+
+
+OWN_RULES = {
+    "projects.Project": lambda user: Q(pk__in=visible_projects(user).values("pk")),
+    "projects.Workspace": lambda user: Q(pk__in=readable_workspaces(user).values("pk")),
+}
+
+
+def scope(queryset: QuerySet[Row], user: Any) -> QuerySet[Row]:
+    """The rows of ``queryset`` the user may read, by the rule of its kind. A kind without a rule raises
+    LookupError: a new kind of row is given its path here before any page can list it."""
+    label = queryset.model._meta.label
+    if label in DOCUMENT_PATHS:
+        return queryset.filter(readable_documents_q(user, DOCUMENT_PATHS[label]))
+    if label in COLLECTION_PATHS:
+        return queryset.filter(readable_collections_q(user, COLLECTION_PATHS[label]))
+    if label in OWN_RULES:
+        return queryset.filter(OWN_RULES[label](user))
+    raise LookupError(f"webapp.projects.access has no rule for {label}: add its path to DOCUMENT_PATHS or "
+                      "COLLECTION_PATHS")
+
+
+def readable_collections(user: Any) -> QuerySet[Collection]:
+    """The collections the user may open by name, workspaces included (lists for people use
+    :func:`visible_collections`, which leaves workspaces to the project's pages)."""
+    return scope(Collection.objects.all(), user)
+
+
+def readable_documents(user: Any) -> QuerySet[Document]:
+    return scope(Document.objects.all(), user)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -54,7 +54,7 @@ from webapp.corpus.formats.services import (
     import_records,
 )
 from webapp.corpus.models import Collection, Document, Link, Mention
-from webapp.projects.access import visible_collections, visible_documents_q
+from webapp.projects import access
 
 
 class CollectionViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -66,10 +66,12 @@ class CollectionViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOn
     pagination_class = Pagination
 
     def get_queryset(self) -> QuerySet[Collection]:
-        # A project's collection is its members' (webapp.projects.access); annotators' workspaces are not listed.
-        collections = visible_collections(self.request.user)
-        visible = visible_documents_q(self.request.user)  # a project over some documents hides only those
-        counted = Count("documents", filter=Q(documents__in=Document.objects.filter(visible)) if visible else None)
+        # The one rule (webapp.projects.access.scope): a project's collection is its members'; an annotator's
+        # workspace is theirs, their project's adjudicators' and managers', and the admins'.
+        user = self.request.user
+        collections = access.scope(Collection.objects.all(), user)
+        # A project over some documents hides only those: they are not counted either.
+        counted = Count("documents", filter=access.readable_documents_q(user, "documents__") or None)
         return collections.select_related("dictionary").annotate(document_count=counted).order_by("slug")
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer]:
@@ -116,7 +118,7 @@ class CollectionViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOn
     def export(self, request: Request, slug: str | None = None) -> HttpResponse:
         """Every document of the collection in one file: gold and curated links, suggestions on request."""
         collection = self.get_object()
-        documents = Document.objects.filter(collection=collection).filter(visible_documents_q(request.user))
+        documents = access.scope(Document.objects.filter(collection=collection), request.user)
         return export_response(request, documents, collection.slug)
 
 
@@ -136,8 +138,7 @@ class DocumentViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOnly
         return super().get_parsers()
 
     def get_queryset(self) -> QuerySet[Document]:
-        qs = (Document.objects.filter(collection__in=visible_collections(self.request.user))
-              .filter(visible_documents_q(self.request.user)).select_related("collection")
+        qs = (access.scope(Document.objects.all(), self.request.user).select_related("collection")
               .annotate(mention_count=Count("mentions")).order_by("id"))
         # A list shows no text: a page of 50 documents of 9.5M characters would hold 475M of it.
         return _with_mentions(qs) if self.action == "retrieve" else qs.defer("text", "metadata")

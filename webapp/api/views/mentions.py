@@ -28,7 +28,7 @@ from webapp.corpus.models import Link, Mention
 from webapp.curation.models import Decision
 from webapp.curation.services.decisions import Conflict, decide
 from webapp.curation.services.errors import CurationError
-from webapp.projects.access import check_decide_document, visible_collections, visible_documents_q
+from webapp.projects import access
 from webapp.vocab.models import Concept, Dictionary
 from webapp.vocab.selectors import first_by_id
 
@@ -47,8 +47,9 @@ class MentionViewSet(RejectNulMixin, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self) -> QuerySet[Mention]:
         links = Link.objects.select_related("concept", "created_by").order_by("part", "id")
         return (
-            Mention.objects.filter(document__collection__in=visible_collections(self.request.user))
-            .filter(visible_documents_q(self.request.user, "document__"))
+            # The one rule (webapp.projects.access.scope): an annotator reads and decides on their workspace's
+            # copies here as on the curation screen; admins and the project's adjudicators read them too.
+            access.scope(Mention.objects.all(), self.request.user)
             .select_related("document__collection")
             # Of the document, only what a mention shows: selecting the whole row read a 9.5M-character text once
             # per mention, and a page of 500 mentions of one long document grew a worker by 9 GB.
@@ -67,7 +68,7 @@ class MentionViewSet(RejectNulMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"], permission_classes=[IsCuratorForAll], serializer_class=DecisionInputSerializer)
     def decision(self, request: Request, pk: str | None = None) -> Response:
         mention = self.get_object()
-        check_decide_document(request.user, mention.document)
+        access.check_decide_document(request.user, mention.document)
         data = DecisionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -118,7 +119,4 @@ class LinkViewSet(RejectNulMixin, viewsets.ReadOnlyModelViewSet):
     filterset_class = LinkFilter
 
     def get_queryset(self) -> QuerySet[Link]:
-        visible = visible_collections(self.request.user)
-        return (Link.objects.filter(mention__document__collection__in=visible)
-                .filter(visible_documents_q(self.request.user, "mention__document__"))
-                .select_related("concept", "created_by").order_by("id"))
+        return access.scope(Link.objects.all(), self.request.user).select_related("concept", "created_by").order_by("id")
