@@ -128,6 +128,8 @@ ROUTES: dict[str, Route] = {
     "healthz": _r(lambda w: "/healthz", public=True),
     "jobs/": _r(lambda w: "/jobs/"),
     "jobs/<int:pk>/cancel/": _r(lambda w: f"/jobs/{MISSING}/cancel/"),
+    "audit/": _r(lambda w: "/audit/"),
+    "audit/export.jsonl": _r(lambda w: "/audit/export.jsonl"),
     "imports/": _r(lambda w: "/imports/"),
     "imports/dictionary/": _r(lambda w: "/imports/dictionary/"),
     "imports/documents/": _r(lambda w: "/imports/documents/"),
