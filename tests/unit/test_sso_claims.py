@@ -14,6 +14,7 @@ from webapp.sso.claims import (
     role,
     username,
 )
+from webapp.sso.provider import same_issuer
 
 MAPPING = Mapping(
     roles_claim="groups",
@@ -68,3 +69,10 @@ def test_allowed_domains_let_in_only_a_verified_address_of_theirs() -> None:
         check_email_domain({"email": "grace@example.org", "email_verified": False}, mapping)
     with pytest.raises(ClaimsRefused, match=r"\(none\)"):
         check_email_domain({}, mapping)
+
+
+def test_an_id_token_must_name_the_configured_issuer() -> None:
+    assert same_issuer("https://id.example.org/realms/lab/", "https://id.example.org/realms/lab")
+    assert not same_issuer("https://id.example.org/realms/other", "https://id.example.org/realms/lab")
+    assert same_issuer("accounts.google.com", "https://accounts.google.com")  # Google's documented short form
+    assert not same_issuer("accounts.google.com", "https://id.example.org")

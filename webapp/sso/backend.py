@@ -82,7 +82,7 @@ class OIDCBackend(OIDCAuthenticationBackend):
             if self.OIDC_RP_CLIENT_ID not in audiences:
                 raise SuspiciousOperation(f"the ID token is for {audience!r}, not this client ({self.OIDC_RP_CLIENT_ID})")
             issuer = provider.issuer()
-            if issuer and str(payload.get("iss", "")).rstrip("/") != issuer.rstrip("/"):
+            if issuer and not provider.same_issuer(str(payload.get("iss", "")), issuer):
                 raise SuspiciousOperation(f"the ID token was issued by {payload.get('iss')!r}, not {issuer!r}")
         return payload
 

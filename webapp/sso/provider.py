@@ -70,6 +70,13 @@ def issuer() -> str:
     return settings.OIDC_OP_ISSUER or str(_discovery().get("issuer") or "")
 
 
+def same_issuer(claimed: str, expected: str) -> bool:
+    """Whether an ID token's ``iss`` names the expected issuer. Google's tokens may say ``accounts.google.com``
+    without the scheme, as its documentation allows; any other difference is another issuer."""
+    claimed, expected = claimed.rstrip("/"), expected.rstrip("/")
+    return claimed == expected or (expected == "https://accounts.google.com" and claimed == "accounts.google.com")
+
+
 def forget() -> None:
     """Read the discovery document again on the next sign-in (tests; a provider that moved its endpoints)."""
     with _lock:
