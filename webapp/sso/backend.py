@@ -53,8 +53,6 @@ class OIDCBackend(OIDCAuthenticationBackend):
     def get_settings(attr: str, *args: Any) -> Any:
         if attr in provider.ENDPOINTS:
             return provider.setting(attr)
-        if attr == "OIDC_TIMEOUT":
-            return settings.OIDC_TIMEOUT
         return import_from_settings(attr, *args)
 
     def authenticate(self, request: Any, **kwargs: Any) -> Any:

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from webapp.audit.events import record
+from webapp.core.roles import ADMIN
 from webapp.projects.models import Member, Project
 from webapp.projects.services import ProjectError
 from webapp.projects.services.membership import add_member, remove_member
@@ -22,12 +23,8 @@ from webapp.sso.models import Identity
 log = logging.getLogger(__name__)
 
 
-def _role_groups() -> list[str]:
-    return list(claims_.ROLE_ORDER)
-
-
 def _current_role(user: Any) -> str:
-    names = set(user.groups.filter(name__in=_role_groups()).values_list("name", flat=True))
+    names = set(user.groups.filter(name__in=claims_.ROLE_ORDER).values_list("name", flat=True))
     return next((name for name in claims_.ROLE_ORDER if name in names), "")
 
 
@@ -36,11 +33,11 @@ def set_role(user: Any, role: str) -> None:
     before = _current_role(user)
     if before == role:
         return
-    user.groups.remove(*Group.objects.filter(name__in=_role_groups()))
+    user.groups.remove(*Group.objects.filter(name__in=claims_.ROLE_ORDER))
     if role:
         user.groups.add(Group.objects.get_or_create(name=role)[0])
-    if user.is_staff != (role == claims_.roles.ADMIN) and not user.is_superuser:
-        user.is_staff = role == claims_.roles.ADMIN
+    if user.is_staff != (role == ADMIN) and not user.is_superuser:
+        user.is_staff = role == ADMIN
         user.save(update_fields=["is_staff"])
     user.__dict__.pop("_workbench_groups", None)  # the roles module caches a user's groups on the object
     record("user.role_changed", actor=None, obj=user, before={"role": before}, after={"role": role, "by": "sso"})
