@@ -26,7 +26,8 @@ def provider(live_server, tmp_path) -> Iterator[Provider]:  # type: ignore[no-un
         redirect_uri=f"{live_server.url}/oidc/callback/",
         post_logout_redirect_uri=f"{live_server.url}/accounts/login/",
         users=[{"username": "grace", "password": PROVIDER_PASSWORD, "email": "grace@example.org",
-                "first_name": "Grace", "last_name": "Hopper", "groups": ["staff", "wb-admins"]}],
+                "first_name": "Grace", "last_name": "Hopper", "groups": ["staff", "wb-admins"]},
+               {"username": "mallory", "password": PROVIDER_PASSWORD, "email": "mallory@example.org", "groups": ["staff"]}],
     ) as running:
         yield running
 
@@ -88,4 +89,20 @@ def test_sign_in_through_the_provider_as_a_new_admin_and_log_out_of_both(live_se
     page.click("text=Sign in with Test Provider")
     page.wait_for_url(re.compile(re.escape(sso_on.issuer.removesuffix("/o")) + r"/accounts/login/"))
     assert page.locator("#provider-login").count() == 1
+    context.close()
+
+
+def test_someone_whose_groups_map_to_no_role_is_refused_with_the_reason(live_server, browser, sso_on) -> None:  # type: ignore[no-untyped-def]
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.click("text=Sign in with Test Provider")
+    page.fill("input[name=username]", "mallory")
+    page.fill("input[name=password]", PROVIDER_PASSWORD)
+    page.click("#provider-login")
+    page.click("input[name=allow]")
+    page.wait_for_url(f"{live_server.url}/accounts/login/", timeout=20_000)
+    assert "Sign-in with Test Provider failed: your account has no workbench role: its 'groups' claim (staff)" \
+        in page.inner_text(".messages")
+    assert not User.objects.filter(username="mallory").exists()
     context.close()
