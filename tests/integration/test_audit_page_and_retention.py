@@ -172,3 +172,27 @@ def test_the_sweep_is_on_the_beat_schedule() -> None:
     entry = app.conf.beat_schedule["audit-retention"]
     assert entry["task"] == sweep_audit_log.name == "tasks.audit.sweep_audit_log"
     assert "tasks.audit" in app.conf.include
+
+
+# --- the API -------------------------------------------------------------------------------------------------
+
+
+def test_the_api_lists_the_log_for_admins_with_the_page_filters(log, alice, bob) -> None:  # type: ignore[no-untyped-def]
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    assert api.get("/api/audit/").status_code == 401
+    api.force_authenticate(bob)
+    assert api.get("/api/audit/").status_code == 403  # a curator
+    api.force_authenticate(alice)
+    body = api.get("/api/audit/").json()
+    assert [e["id"] for e in body["results"]] == [e.pk for e in reversed(log)]
+    assert set(body["results"][0]) == set(FIELDS)
+    assert [e["id"] for e in api.get("/api/audit/?actor=system").json()["results"]] == [log[2].pk]
+    assert [e["id"] for e in api.get("/api/audit/?action=decision").json()["results"]] == [log[0].pk]
+    today = timezone.localdate()
+    assert api.get(f"/api/audit/?date_to={today - timedelta(days=1)}").json()["results"] == []
+    assert api.get("/api/audit/?date_from=not-a-date").status_code == 400
+    event = api.get(f"/api/audit/{log[0].pk}/").json()
+    assert event["before"] == {"status": "suggested"} and event["actor_name"] == "bob"
+    assert api.post("/api/audit/", {}).status_code == 405  # nothing writes the log through the API

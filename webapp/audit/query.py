@@ -63,9 +63,9 @@ def _start_of(day: date) -> datetime:
     return timezone.make_aware(datetime.combine(day, time.min))
 
 
-def events(f: AuditFilter) -> QuerySet[AuditEvent]:
-    """The events the filter lets through, newest first."""
-    found = AuditEvent.objects.all()
+def events(f: AuditFilter, found: QuerySet[AuditEvent] | None = None) -> QuerySet[AuditEvent]:
+    """The events (of ``found``, default all) the filter lets through, newest first."""
+    found = AuditEvent.objects.all() if found is None else found
     if f.actor:
         found = found.filter(actor_name="") if f.actor == SYSTEM else found.filter(actor_name__iexact=f.actor)
     if f.action:
