@@ -111,6 +111,16 @@ def test_a_failed_import_records_why(alice, settings, tmp_path, django_capture_o
     assert not AuditEvent.objects.filter(action=actions.IMPORT_FINISHED).exists()
 
 
+def test_an_import_whose_worker_was_lost_records_its_failure(alice) -> None:  # type: ignore[no-untyped-def]
+    from webapp.jobs.sweep import fail_lost_jobs
+
+    job = ImportJob.objects.create(import_kind="documents", path="/nowhere/x.txt", params={}, created_by=alice,
+                                   state=ImportJob.State.RUNNING)
+    assert fail_lost_jobs()  # no lease held: the sweep fails it, through the import kind's fail
+    failed = only(actions.IMPORT_FAILED, actor=alice, object_id=str(job.pk))
+    assert "the worker running it stopped" in failed.after["error"]
+
+
 # --- training, promotion, serving -----------------------------------------------------------------------------
 
 

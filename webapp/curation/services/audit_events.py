@@ -16,7 +16,9 @@ from webapp.curation.models import Decision
 
 def mention_link(decision: Decision, mention_kept: bool = True) -> str:
     """The mention on its document's curation page (the document's page when the mention is gone)."""
-    document = decision.document
+    # A decision just made holds its locked mention, read with its document and collection: no query for them.
+    cached = Decision.mention.is_cached(decision) and decision.mention is not None
+    document = decision.mention.document if cached else decision.document
     url = reverse("curation:document", args=[document.collection.slug, document.pk])
     return f"{url}#mention-{decision.mention_id}" if decision.mention_id and mention_kept else url
 
