@@ -11,7 +11,7 @@ class LinkingConfig(AppConfig):
         from django.db.models.signals import post_delete, post_save
 
         from webapp.linking.models import IndexVersion
-        from webapp.linking.registry import forget_active_indexes
+        from webapp.linking.registry import index_version_changed
 
-        post_save.connect(forget_active_indexes, sender=IndexVersion, dispatch_uid="linking-forget-active-on-save")
-        post_delete.connect(forget_active_indexes, sender=IndexVersion, dispatch_uid="linking-forget-active-on-delete")
+        post_save.connect(index_version_changed, sender=IndexVersion, dispatch_uid="linking-forget-active-on-save")
+        post_delete.connect(index_version_changed, sender=IndexVersion, dispatch_uid="linking-forget-active-on-delete")

@@ -41,7 +41,7 @@ from webapp.linking.versions import Artifact, active_index_by_slug, active_index
 from webapp.vocab.models import DictionaryVersion, Name, RemovedName
 
 __all__ = ["ActiveLinker", "RECHECK_SECONDS", "add_curator_synonym", "add_curator_synonyms", "forget_all", "forget_active_indexes",
-           "get_active_linker", "load_linker", "forget_curator_synonym", "remove_curator_synonyms"]
+           "get_active_linker", "index_version_changed", "load_linker", "forget_curator_synonym", "remove_curator_synonyms"]
 
 log = logging.getLogger(__name__)
 
@@ -106,10 +106,14 @@ def _active_index(dictionary_slug: str) -> IndexVersion | None:
     return index
 
 
-def forget_active_indexes(**_: object) -> None:
-    """Ask the database which index is active at the next lookup (an index version of this process changed:
-    connected to IndexVersion's post_save and post_delete): now, and again once the change commits (a lookup in
-    between still read the version before it)."""
+def forget_active_indexes() -> None:
+    """Ask the database which index is active at the next lookup."""
+    _active.clear()
+
+
+def index_version_changed(**_: object) -> None:
+    """An index version of this process was saved or deleted (IndexVersion's post_save and post_delete): ask which
+    is active now, and again once the change commits (a lookup in between still read the version before it)."""
     _active.clear()
     transaction.on_commit(_active.clear)
 
