@@ -68,6 +68,8 @@ class LossCurve:
     low: float
     high: float
     n: int
+    axis_low: float  # the y axis's range: from 0 for losses (see loss_axis), so that noise looks like noise
+    axis_high: float
     x_first: str  # the first report's step ("step 1"), the last one's
     x_last: str
     before: list[PhaseLoss] = field(default_factory=list)
@@ -94,11 +96,12 @@ def loss_curve(history: list[dict[str, Any]], width: int = CURVE_WIDTH, height: 
     reports = phases.pop(phase)
     values = [float(p["loss"]) for p in reports]
     low, high = min(values), max(values)
-    span = (high - low) or 1.0
+    axis_low, axis_high = loss_axis(low, high)
+    span = axis_high - axis_low
     left, right, top, bottom = PLOT_LEFT, width - PLOT_RIGHT, PLOT_TOP, height - PLOT_BOTTOM
     step_x = (right - left) / max(len(values) - 1, 1)
     xy = [(left + i * step_x if len(values) > 1 else (left + right) / 2,
-           bottom - (bottom - top) * ((v - low) / span if high > low else 0.5)) for i, v in enumerate(values)]
+           bottom - (bottom - top) * (v - axis_low) / span) for i, v in enumerate(values)]
     steps = [int(p.get("step", 0)) for p in reports]
     if steps == sorted(steps) and steps[-1] > 0:
         x_first, x_last = f"step {steps[0]:,}", f"step {steps[-1]:,}"
@@ -109,9 +112,20 @@ def loss_curve(history: list[dict[str, Any]], width: int = CURVE_WIDTH, height: 
         points=" ".join(f"{x:.1f},{y:.1f}" for x, y in xy),
         dots=[(round(x, 1), round(y, 1)) for x, y in (xy if len(xy) <= DOTS_UP_TO else xy[-1:])],
         phase=phase, first=values[0], last=values[-1], low=low, high=high, n=len(values),
+        axis_low=axis_low, axis_high=axis_high,
         x_first=x_first, x_last=x_last, before=before, width=width, height=height,
         left=left, right=right, top=top, bottom=bottom,
     )
+
+
+def loss_axis(low: float, high: float) -> tuple[float, float]:
+    """The y axis's range for losses from ``low`` to ``high``: from 0 when none is negative (a loss of 0.809-0.821
+    zoomed to fill the chart made 1 % noise look like a dramatic V); otherwise the values padded by a tenth of their
+    span. Never an empty range (a flat curve sits in the middle of one)."""
+    if low >= 0:
+        return 0.0, high if high > 0 else 1.0
+    pad = (high - low) / 10 or abs(low) / 10
+    return low - pad, high + pad
 
 
 def metric_cards(metrics: dict[str, Any]) -> list[tuple[str, str]]:
