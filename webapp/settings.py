@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "webapp.imports",
     "webapp.people",  # the users page and named API tokens
     "webapp.sso",
+    "webapp.ops",  # backup and restore (docs/backup.md)
 ]
 
 MIDDLEWARE = [
