@@ -63,7 +63,8 @@ class McNemar:
 
     @property
     def p_text(self) -> str:
-        return "< 0.001" if self.p < 0.001 else f"{self.p:.3f}"
+        """With its relation, so that the page writes "p < 0.001" and "p = 0.042" (never "p = < 0.001")."""
+        return "< 0.001" if self.p < 0.001 else f"= {self.p:.3f}"
 
 
 @dataclass(frozen=True)
