@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from pytest_django.asserts import assertContains, assertNotContains
 
+from webapp.audit.models import AuditEvent
 from webapp.core.uploads import new_upload_folder
 from webapp.corpus.models import Collection
 from webapp.imports.models import ImportJob
@@ -84,6 +85,8 @@ def test_cancelling_a_queued_import_removes_its_upload(alice_client, every_kind)
     job.refresh_from_db()
     assert job.state == Job.State.CANCELLED and job.error == "cancelled before it started"
     assert not Path(job.path).parent.exists()
+    (event,) = AuditEvent.objects.filter(action="job.cancelled", object_id=str(job.pk))
+    assert event.actor_name == "alice" and (event.before, event.after["state"]) == ({"state": "queued"}, "cancelled")
 
 
 def test_cancelling_a_queued_index_build_cancels_the_index_version(alice_client, every_kind) -> None:  # type: ignore[no-untyped-def]
@@ -92,6 +95,7 @@ def test_cancelling_a_queued_index_build_cancels_the_index_version(alice_client,
     index = IndexVersion.objects.get(build=build)
     assert index.state == IndexVersion.State.CANCELLED
     assert Job.objects.get(pk=build.pk).state == Job.State.CANCELLED
+    assert AuditEvent.objects.get(action="job.cancelled", object_id=str(build.pk)).actor_name == "alice"
 
 
 def test_a_running_run_is_asked_to_stop_and_a_finished_job_cannot_be_cancelled(alice_client, every_kind) -> None:  # type: ignore[no-untyped-def]
@@ -99,6 +103,8 @@ def test_a_running_run_is_asked_to_stop_and_a_finished_job_cannot_be_cancelled(a
     response = alice_client.post(f"/api/jobs/{run.pk}/cancel/")
     assert response.status_code == 200 and response.json()["cancel_requested"] is True
     assert TrainingRun.objects.get(pk=run.pk).state == Job.State.RUNNING  # stops at its next progress report
+    assert AuditEvent.objects.get(action="run.cancelled", object_id=str(run.pk)).actor_name == "alice"
+    assert not AuditEvent.objects.filter(action="job.cancelled").exists()  # the run's own event, not a second one
     done = every_kind["word-vectors"]
     response = alice_client.post(f"/api/jobs/{done.pk}/cancel/")
     assert response.status_code == 409 and "has ended (succeeded)" in response.json()["detail"]

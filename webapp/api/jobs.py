@@ -86,7 +86,7 @@ class JobViewSet(RejectNulMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
     def cancel(self, request: Request, pk: Any = None) -> Response:
         job = self.get_object()
         try:
-            job = services.cancel(job)
+            job = services.cancel(job, request.user)
         except services.CannotCancel as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(JobSerializer(job, context=self.get_serializer_context()).data)

@@ -50,7 +50,8 @@ class JobKind:
     input_path: Callable[[Any], str] = _nothing  # an upload it reads ("" for none), kept while it is unfinished
     ended: Callable[[Any], None] = _no_cleanup  # tidying once it ended (its upload removed)
     stops_when_asked: bool = False  # whether a running one honours a cancel request (between batches)
-    cancel: Callable[[Any], None] | None = None  # a kind's own cancel (its row's state too); None: the job's
+    # A kind's own cancel (its row's state too, and its audit event), given the row and who asked; None: the job's.
+    cancel: Callable[[Any, Any], None] | None = None
     related: tuple[str, ...] = ()  # what ``subject`` reads of its row, fetched with the rows of a list
 
 

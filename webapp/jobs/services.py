@@ -7,9 +7,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import QuerySet
+from django.urls import reverse
 
+from webapp.audit import actions
+from webapp.audit.events import record
 from webapp.jobs import lifecycle
 from webapp.jobs.kinds import kind_of, kinds, row_of, rows_of
 from webapp.jobs.models import Job
@@ -75,9 +79,10 @@ def kind_choices() -> list[tuple[str, str]]:
     return sorted((kind.name, kind.label) for kind in kinds())
 
 
-def cancel(job: Job) -> Job:
+def cancel(job: Job, user: Any = None) -> Job:
     """Cancel a queued job at once, or ask a running one to stop at its next report; :class:`CannotCancel` says why
-    not. Its task is revoked where it was queued (best effort: a task that finds its job cancelled does nothing)."""
+    not. Its task is revoked where it was queued (best effort: a task that finds its job cancelled does nothing).
+    ``user``: who asked, the audit event's actor (a kind with its own cancel records its own event)."""
     if not cancellable(job):
         if job.is_finished:
             raise CannotCancel(f"job {job.pk} has ended ({job.state}): there is nothing to cancel")
@@ -85,13 +90,24 @@ def cancel(job: Job) -> Job:
     kind = kind_of(job.kind)
     row = row_of(job)
     if kind is not None and kind.cancel is not None:
-        kind.cancel(row)
-    elif lifecycle.request_cancel(job.pk) == "cancelled":
+        kind.cancel(row, user)
+        job.refresh_from_db()
+        return job
+    before = job.state
+    if lifecycle.request_cancel(job.pk) == "cancelled":
         _revoke(job)
         if kind is not None:
             kind.ended(row)  # a queued import's upload goes
     job.refresh_from_db()
+    record_cancel(job, user, before)
     return job
+
+
+def record_cancel(job: Job, user: Any, before: str) -> None:
+    """The audit event of a cancel asked on the Jobs page or the API: cancelled at once, or asked to stop."""
+    record(actions.JOB_CANCELLED, actor=user, obj=job, label=f"{job.kind} job {job.pk}",
+           before={"state": before}, after={"state": job.state, "cancel_requested": job.cancel_requested},
+           link=reverse("jobs:list"))
 
 
 def _revoke(job: Job) -> None:

@@ -48,7 +48,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
 def job_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=pk)
     try:
-        job = services.cancel(job)
+        job = services.cancel(job, request.user)
     except services.CannotCancel as exc:
         messages.error(request, str(exc))
     else:

@@ -11,6 +11,7 @@ from django.urls import reverse
 from webapp.core.uploads import discard_upload
 from webapp.jobs.kinds import WORKER_LOST, JobKind, register
 from webapp.jobs.models import Job
+from webapp.jobs.services import record_cancel
 from webapp.linking.models import IndexVersion
 from webapp.training.index_jobs import INDEX_BUILD, fail_lost_build
 from webapp.training.models import Evaluation, TrainingRun, WordVectorUpload
@@ -53,18 +54,21 @@ def _build_lost(job: Any) -> str:
     return f"{WORKER_LOST}{where}; nothing of the build was kept. Build the index again."
 
 
-def _cancel_run(run: Any) -> None:
+def _cancel_run(run: Any, user: Any) -> None:
     from webapp.training.runs import cancel_run
 
-    cancel_run(run.pk)
+    cancel_run(run.pk, user=user)  # records run.cancelled
 
 
-def _cancel_build(job: Any) -> None:
+def _cancel_build(job: Any, user: Any) -> None:
     from webapp.training.services import cancel_index_build
 
     index = _index_of(job)
     if index is not None:
+        before = job.state
         cancel_index_build(index.pk)
+        job.refresh_from_db()
+        record_cancel(job, user, before)
 
 
 def register_kinds() -> None:
