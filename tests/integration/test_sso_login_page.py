@@ -15,6 +15,7 @@ from django.contrib.auth import authenticate
 from django.test import Client, RequestFactory
 
 from tests.conftest import PASSWORD
+from webapp.audit.models import AuditEvent
 from webapp.sso import provider
 
 pytestmark = pytest.mark.django_db
@@ -99,6 +100,8 @@ def test_a_provider_that_cannot_be_reached_is_said_on_the_login_page(client: Cli
 
 def test_the_providers_refusal_is_said_on_the_login_page(client: Client, sso) -> None:  # type: ignore[no-untyped-def]
     response = client.get("/oidc/callback/?error=access_denied&error_description=The+user+declined", follow=True)
+    (failed,) = AuditEvent.objects.filter(action="login.failed")  # the audit log has it as a failed login
+    assert failed.after == {"via": "sso", "reason": "The user declined"} and failed.actor_name == ""
     assert "Sign-in with Lab ID failed: The user declined." in response.content.decode()
     assert not response.context["user"].is_authenticated
 

@@ -15,6 +15,8 @@ from django.shortcuts import resolve_url
 from django.views.decorators.http import require_POST
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
+from webapp.audit import actions
+from webapp.audit.events import record
 from webapp.sso import provider
 from webapp.sso.backend import REFUSAL_ATTRIBUTE
 
@@ -70,6 +72,9 @@ class CallbackView(OIDCAuthenticationCallbackView):
         else:
             reason = getattr(self.request, REFUSAL_ATTRIBUTE, "") or "the sign-in could not be completed; try again"
         messages.error(self.request, f"Sign-in with {settings.OIDC_PROVIDER_NAME} failed: {reason}.")
+        # A refused sign-in is a failed login for the audit log too (Django's user_login_failed is not sent for it).
+        record(actions.LOGIN_FAILED, object_type="user", label=f"sign-in with {settings.OIDC_PROVIDER_NAME}",
+               after={"via": "sso", "reason": str(reason)[:500]}, request=self.request, actor=None)
         return super().login_failure()
 
 
