@@ -131,6 +131,22 @@ def test_a_project_scoped_token_sees_only_its_project(world: World, bob) -> None
     assert {m["id"] for m in scoped.get("/api/mentions/").json()["results"]} == {world.mention.pk}
 
 
+def test_a_project_scoped_tokens_export_of_a_collection_holds_only_the_projects_documents(world: World, bob) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    collection = world.document.collection
+    other = Document.objects.create(collection=collection, external_id="not-in-p", text="Asthma elsewhere.")
+    project = create_project(by=bob, slug="p", title="P", collection=collection, document_ids=[world.document.external_id])
+    scoped = _client(issue_token(bob, "project p", project=project).key)
+    everything = _client(issue_token(bob, "everything").key)
+
+    def exported(client: APIClient) -> str:
+        response = client.get(f"/api/collections/{collection.slug}/export/", {"as": "pubtator"})
+        assert response.status_code == 200, response.content[:300]
+        return response.content.decode()
+
+    assert other.external_id in exported(everything)
+    assert other.external_id not in exported(scoped) and world.document.external_id in exported(scoped)
+
+
 def test_a_token_is_scoped_only_to_a_project_of_its_user(world: World, bob, charlie) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     project = create_project(by=bob, slug="p", title="P", collection=world.document.collection)
     with pytest.raises(TokenError, match="not a member"):

@@ -22,6 +22,7 @@ from linker.data import ParseError
 from webapp.api.filters import DocumentFilter
 from webapp.api.parsers import JSONParser
 from webapp.api.permissions import IsCurator
+from webapp.api.scope import ProjectScopeFilter
 from webapp.api.serializers import (
     DOCUMENT_MENTIONS_SHOWN,
     CollectionCreateSerializer,
@@ -119,7 +120,8 @@ class CollectionViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOn
         """Every document of the collection in one file: gold and curated links, suggestions on request."""
         collection = self.get_object()
         documents = access.scope(Document.objects.filter(collection=collection), request.user)
-        return export_response(request, documents, collection.slug)
+        # A project-scoped token: the project's documents only, where the project covers part of the collection.
+        return export_response(request, ProjectScopeFilter().filter_queryset(request, documents, self), collection.slug)
 
 
 class DocumentViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
