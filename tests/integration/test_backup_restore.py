@@ -26,6 +26,7 @@ from tests.integration.project_fixtures import make_user
 from webapp.corpus.models import Mention
 from webapp.curation import services
 from webapp.linking.models import IndexVersion
+from webapp.ops.pgtools import ToolError, candidates, choose
 from webapp.ops.references import path_fields
 from webapp.training.models import TrainingRun
 from webapp.vocab.models import Concept
@@ -70,6 +71,16 @@ def test_the_fields_that_hold_artifact_folders() -> None:
         "linking.DetectorVersion.artifact_path", "linking.EncoderModel.artifact_path", "linking.EncoderModel.base_model",
         "linking.IndexVersion.artifact_path", "training.TrainingRun.base_model", "training.WordVectorModel.artifact_path",
     ]
+
+
+def test_pg_dump_is_chosen_by_the_server_version() -> None:
+    found = candidates("pg_dump")
+    assert found, "no pg_dump at all: neither the pgserver wheel's nor one on PATH"
+    newest = max(t.major for t in found)
+    assert choose("pg_dump", newest, newest).major == newest
+    # A server newer than every pg_dump here: refused, naming what was found and what to install.
+    with pytest.raises(ToolError, match=rf"pg_dump {newest + 1} or newer is needed .* postgresql-client-{newest + 1}"):
+        choose("pg_dump", newest + 1, newest + 1)
 
 
 def test_backup_then_restore_into_an_empty_server(demo, settings, tmp_path, restore_database) -> None:  # type: ignore[no-untyped-def]

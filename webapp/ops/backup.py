@@ -117,8 +117,13 @@ def backup(out: Path, log: Callable[[str], None] = print) -> dict[str, Any]:
         partial = Path(work) / "archive.tar"
         with tarfile.open(partial, "w", format=tarfile.PAX_FORMAT) as tar:
             database = add_file(tar, DUMP, Path(work) / DUMP)
-            artifacts = [add_file(tar, f"{ARTIFACTS}/{relative}", path)
-                         for relative, path in references.files_under(root, refs.inside)]
+            artifacts, vanished = [], []
+            for relative, path in references.files_under(root, refs.inside):
+                try:
+                    artifacts.append(add_file(tar, f"{ARTIFACTS}/{relative}", path))
+                except FileNotFoundError:
+                    # An index still building may remove its scratch files; its row says it is not ready.
+                    vanished.append(relative)
             manifest = {
                 "format": FORMAT,
                 "created_at": datetime.now(UTC).isoformat(),
@@ -131,6 +136,7 @@ def backup(out: Path, log: Callable[[str], None] = print) -> dict[str, Any]:
                 "artifacts": artifacts,
                 "outside_artifact_root": sorted(refs.outside),
                 "missing": sorted(refs.missing),
+                "vanished_while_archived": vanished,
             }
             data = json.dumps(manifest, indent=2).encode()
             info = tarfile.TarInfo(MANIFEST)
