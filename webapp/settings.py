@@ -83,6 +83,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # After WhiteNoise (static files are not views): times each request by view for /metrics (webapp.core.metrics).
+    "webapp.core.metrics.RequestLatencyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -248,6 +250,9 @@ if envbool("TRUST_X_FORWARDED_PROTO", False):
 # /healthz answers from Django's cache (the default, per-process local-memory cache: no CACHES is configured)
 # for this many seconds, so that many probes cost one worker ping; 0 checks on every request.
 HEALTHZ_CACHE_SECONDS = envint("HEALTHZ_CACHE_SECONDS", 5, 0)
+# The bearer token a Prometheus scraper sends to GET /metrics (webapp.ops.metrics_view); empty: only a signed-in admin
+# may read the metrics. PROMETHEUS_MULTIPROC_DIR (webapp.gunicorn_conf sets it) is read by prometheus-client itself.
+METRICS_TOKEN = envstr("METRICS_TOKEN").strip()
 
 # --- how much long work one user (and one dictionary) may have queued or running (webapp.training.job_caps) -------
 MAX_QUEUED_TRAINING_RUNS_PER_USER = envint("MAX_QUEUED_TRAINING_RUNS_PER_USER", 5, 1)
