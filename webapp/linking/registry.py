@@ -41,7 +41,8 @@ from webapp.linking.versions import Artifact, active_index_by_slug, active_index
 from webapp.vocab.models import DictionaryVersion, Name, RemovedName
 
 __all__ = ["ActiveLinker", "RECHECK_SECONDS", "add_curator_synonym", "add_curator_synonyms", "forget_all", "forget_active_indexes",
-           "get_active_linker", "index_version_changed", "load_linker", "forget_curator_synonym", "remove_curator_synonyms"]
+           "get_active_linker", "index_version_changed", "load_linker", "forget_curator_synonym", "remove_curator_synonyms",
+           "served_indexes"]
 
 log = logging.getLogger(__name__)
 
@@ -228,6 +229,13 @@ def _settle_heap() -> None:
     gc.unfreeze()
     gc.collect()
     gc.freeze()
+
+
+def served_indexes() -> tuple[int, ...]:
+    """The ids of the index versions this process has loaded, in order (read-only: the metrics endpoint's
+    ``workbench_serving_index``, which says what each web host serves). A retired index drops out at the next load."""
+    with _lock:
+        return tuple(sorted(_loaded))
 
 
 def forget_all() -> None:
