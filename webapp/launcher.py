@@ -146,7 +146,9 @@ def _wait_for_workers(names: list[str], timeout: float = 60.0, alive: Callable[[
 
 def web_server_argv(python: str, host: str, port: int, workers: int, logs: Path) -> list[str]:
     """The web server's command line (bench/load.py starts the same one)."""
-    return [python, "-m", "gunicorn", "webapp.wsgi", "--bind", f"{host}:{port}", "--workers", str(workers), "--threads", "4",
+    # --config: the metrics of several workers (webapp.gunicorn_conf sets and empties PROMETHEUS_MULTIPROC_DIR).
+    return [python, "-m", "gunicorn", "webapp.wsgi", "--config", "python:webapp.gunicorn_conf", "--bind", f"{host}:{port}",
+            "--workers", str(workers), "--threads", "4",
             "--access-logfile", str(logs / "access.log"), "--error-logfile", str(logs / "web.log"), "--timeout", "120"]
 
 
