@@ -4,6 +4,7 @@ from django.urls import include, path
 from webapp.core import views as core_views
 from webapp.curation import collection_views
 from webapp.imports import views as imports_views
+from webapp.ops import metrics_view
 from webapp.projects import urls as projects_urls
 from webapp.projects.dashboard import home
 from webapp.sso import views as sso_views
@@ -14,6 +15,7 @@ from webapp.vocab import urls as vocab_urls
 urlpatterns = [
     path("", home, name="home"),
     path("healthz", core_views.healthz, name="healthz"),
+    path("metrics", metrics_view.metrics, name="metrics"),  # Prometheus: a bearer token or an admin (docs/metrics.md)
     path("jobs/", include("webapp.jobs.urls")),
     path("audit/", include("webapp.audit.urls")),
     path("imports/", imports_views.import_jobs, name="import-jobs"),

@@ -1,5 +1,5 @@
 """Login required everywhere except the login and password-reset pages, single sign-on's start and callback, the
-health check, static files and the API.
+health check, the metrics (their own check), static files and the API.
 
 The API is left to DRF's own authentication and permission classes so that anonymous API requests get
 401/403 (a pipeline must not receive an HTML login page), while browser pages redirect to login.
@@ -15,7 +15,8 @@ from django.http import HttpRequest, HttpResponse
 
 # Password reset is for those who cannot log in: its form, the "mail sent" page, the link from the mail
 # (/accounts/reset/<uid>/<token>/) and the "done" page. Changing a password (password_change) stays behind login.
-OPEN_PATHS = ("/accounts/login/", "/healthz", "/accounts/password_reset/", "/accounts/password_reset/done/")
+# /metrics checks its own bearer token or admin session (webapp.ops.metrics_view): a scraper gets 401, not a login page.
+OPEN_PATHS = ("/accounts/login/", "/healthz", "/metrics", "/accounts/password_reset/", "/accounts/password_reset/done/")
 # /oidc/: single sign-on's start and the provider's callback (webapp.sso), reached before anyone is logged in.
 OPEN_PREFIXES = ("/static/", "/api/", "/accounts/reset/", "/oidc/")
 
