@@ -157,6 +157,7 @@ def _cell(w: World) -> str:
 ROUTES: dict[str, Route] = {
     "": _r(lambda w: "/", who=SIGNED_IN),
     "healthz": _r(lambda w: "/healthz", public=True),
+    "metrics": _r(lambda w: "/metrics", who=ADMIN),  # or a scraper's METRICS_TOKEN (tests/integration/test_metrics.py)
     "jobs/": _r(lambda w: "/jobs/", who=ADMIN),
     "jobs/<int:pk>/cancel/": _r(lambda w: f"/jobs/{MISSING}/cancel/", who=ADMIN),
     "audit/": _r(lambda w: "/audit/", who=ADMIN),
