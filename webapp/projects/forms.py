@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from django import forms
@@ -17,6 +18,14 @@ _SEPARATORS = re.compile(r"[\s,;]+")
 
 def split_ids(text: str) -> list[str]:
     return [t for t in _SEPARATORS.split(text or "") if t]
+
+
+def grouped_types(types: Iterable[KnownType]) -> list[tuple[str, list[tuple[int, str]]]]:
+    """The known types as choices grouped by their vocabulary's name, in the order given."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for t in types:
+        groups.setdefault(t.vocabulary.name, []).append((t.pk, t.label))
+    return list(groups.items())
 
 
 class _FilterFields(forms.Form):
@@ -37,7 +46,13 @@ class _FilterFields(forms.Form):
     def __init__(self, *args: Any, dictionary_id: int | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         types = KnownType.objects.filter(concepts__version__dictionary_id=dictionary_id).distinct() if dictionary_id else KnownType.objects.all()
-        self.fields["concept_types"].queryset = types.select_related("vocabulary").order_by("vocabulary__name", "label")  # type: ignore[attr-defined]
+        types = types.select_related("vocabulary").order_by("vocabulary__name", "label")
+        field = self.fields["concept_types"]
+        field.queryset = types  # type: ignore[attr-defined]
+        # Grouped by vocabulary (MEDIC's slim mappings, UMLS semantic types ...): the page shows each group under its
+        # name, with a filter box, instead of one unlabelled column of every dictionary's types.
+        field.widget.choices = grouped_types(types)
+
 
     def clean_concept_roots(self) -> list[str]:
         return split_ids(self.cleaned_data["concept_roots"])
