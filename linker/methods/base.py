@@ -82,6 +82,8 @@ class TrainingCallbacks:
     on_phase: Callable[[str], None] | None = None
     on_log: Callable[[str], None] | None = None
     evaluate: Callable[[Linker], dict[str, float]] | None = None
+    # The index build's progress (step, names done, names in all), as Linker.build reports it to the Models page.
+    on_index: Callable[[str, int, int], None] | None = None
 
     def phase(self, name: str) -> None:
         if self.on_phase is not None:

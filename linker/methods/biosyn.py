@@ -9,6 +9,7 @@ every setting left ``None`` takes the scope's default (:data:`linker.train.SCOPE
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,7 @@ def train_biosyn_artifact(
     sparse_weight = _biosyn(encoder, inputs, cfg, callbacks, folder, report)
     report["train_total_s"] = time.perf_counter() - t0
     callbacks.phase("index")
-    linker = _linker(encoder, inputs, cfg, sparse_weight, report)
+    linker = _linker(encoder, inputs, cfg, sparse_weight, report, callbacks.on_index)
     linker.save(folder)
     if callbacks.evaluate is not None:
         callbacks.phase("evaluate")
@@ -176,7 +177,7 @@ def _biosyn(
 
 def _linker(
     encoder: TransformerEncoder, inputs: TrainingInputs, cfg: BioSynRecipeConfig, sparse_weight: float,
-    report: Report,
+    report: Report, progress: Callable[[str, int, int], None] | None = None,
 ) -> Linker:
     """The training pairs merged into the dictionary, the names encoded, λ and the concept prior set."""
     t0 = time.perf_counter()
@@ -188,7 +189,7 @@ def _linker(
     linker = Linker.build(inputs.table, encoder, LinkerConfig(text=inputs.table.cfg, retrieval=retrieval),
                           metadata=dict(inputs.metadata) | {"method": "biosyn", "training": training,
                                                             "merged_train_names": report["merged_train_names"]},
-                          feature_cache=cfg.biosyn.feature_cache)
+                          feature_cache=cfg.biosyn.feature_cache, progress=progress)
     linker.set_concept_prior(dict(inputs.concept_counts))
     report["index_build_s"] = time.perf_counter() - t0
     return linker

@@ -57,7 +57,8 @@ def base_linker(inputs: TrainingInputs, callbacks: TrainingCallbacks) -> Linker:
     table = inputs.table.copy()
     table.add(inputs.pairs)
     linker = Linker.build(table, TransformerEncoder(inputs.base_model or None), LinkerConfig(text=table.cfg),
-                          metadata=dict(inputs.metadata) | {"method": "zero-shot hybrid (LATTE base)"})
+                          metadata=dict(inputs.metadata) | {"method": "zero-shot hybrid (LATTE base)"},
+                          progress=callbacks.on_index)
     linker.set_concept_prior(dict(inputs.concept_counts))
     return linker
 

@@ -199,7 +199,8 @@ def publish_fast_linker(
     training = {k: v for k, v in report.items() if k not in ("history",)}
     linker = Linker.build(inputs.table, encoder, LinkerConfig(text=inputs.table.cfg, retrieval=retrieval),
                           metadata=dict(inputs.metadata) | {"method": method, "training": training,
-                                                            "merged_train_names": report["merged_train_names"]})
+                                                            "merged_train_names": report["merged_train_names"]},
+                          progress=callbacks.on_index)
     linker.set_concept_prior(dict(inputs.concept_counts))
     report["index_build_s"] = time.perf_counter() - t0
     linker.save(folder)

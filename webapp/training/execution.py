@@ -147,6 +147,7 @@ def _train(run: TrainingRun, reporter: Reporter,
 
     callbacks = recipe.TrainingCallbacks(
         on_step=reporter.progress, on_epoch_end=reporter.epoch_end, on_phase=reporter.phase, on_log=reporter.log,
+        on_index=reporter.index,
         # A tagger scores its own dev documents (span figures) after every epoch: it builds no linker.
         evaluate=(lambda linker: evaluate_linker(linker, eval_id)) if eval_id and run.method != TrainingRun.Method.TAGGER
         else None,

@@ -15,6 +15,7 @@ from django.db import connection
 from django.db.models.functions import Now
 
 from webapp.training.errors import RunCancelled
+from webapp.training.index_progress import LINKER_PHASES, duration, progress_line
 from webapp.training.models import TrainingRun, append_log
 
 logger = logging.getLogger(__name__)
@@ -38,6 +39,8 @@ class Reporter:
         self.fields: dict[str, Any] = {}
         self.last = 0.0
         self.current_phase = ""
+        self.phase_started = time.monotonic()
+        self.index_step = ("", 0.0)  # the index build's step (encoding names ...) and when it started
 
     def log(self, line: str) -> None:
         self.tail = append_log(self.tail, line)
@@ -46,6 +49,7 @@ class Reporter:
     def phase(self, name: str) -> None:
         """A new phase; training phases restart the progress, the last ones keep the training's figures."""
         self.current_phase = name
+        self.phase_started = time.monotonic()
         self.fields["phase"] = name
         if name not in KEEPS_PROGRESS:
             self.fields.update(fraction=0.0, step=0, total_steps=0, epoch=0)
@@ -62,8 +66,12 @@ class Reporter:
             step=step, total_steps=total, fraction=min(1.0, fraction),
         )
         # The job's own progress, as every kind of job shows it (the jobs page, /api/jobs/).
-        self.fields.update(progress=step, progress_total=total or None,
-                           progress_note=f"{self.fields['phase']} epoch {epoch}/{epochs}" if epochs else self.fields["phase"])
+        note = f"{self.fields['phase']} epoch {epoch}/{epochs}" if epochs else self.fields["phase"]
+        elapsed = time.monotonic() - self.phase_started
+        if 0 < fraction < 1 and elapsed > 0:
+            # The phase's time left at its pace so far (the run's page adds it up with the phases still to come).
+            note += f", about {duration(elapsed * (1 - fraction) / fraction)} left"
+        self.fields.update(progress=step, progress_total=total or None, progress_note=note)
         if "loss" in p:
             self.losses.append({"phase": self.fields["phase"], "step": step, "loss": round(float(p["loss"]), 6)})
             if len(self.losses) > MAX_LOSS_POINTS:
@@ -72,6 +80,21 @@ class Reporter:
         if self.delay:
             time.sleep(self.delay)
         if time.monotonic() - self.last >= PROGRESS_EVERY_S:
+            self.flush()
+        if self.cancel.is_set():
+            raise RunCancelled
+
+    def index(self, step: str, done: int, total: int) -> None:
+        """The index build's progress as Linker.build reports it: the note says what the Models page's build card
+        says (names done of all, names per second, time left), the bar shows the share of names done."""
+        if step != self.index_step[0]:
+            self.index_step = (step, time.monotonic())
+        label = str(LINKER_PHASES[step].label).lower() if step in LINKER_PHASES else step
+        fraction = done / total if total else 0.0
+        self.fields.update(fraction=min(1.0, fraction), progress=done, progress_total=total or None,
+                           progress_note=progress_line(label, done, total, time.monotonic() - self.index_step[1])
+                           if total else label)
+        if time.monotonic() - self.last >= PROGRESS_EVERY_S or done >= total:
             self.flush()
         if self.cancel.is_set():
             raise RunCancelled
