@@ -31,6 +31,7 @@ from webapp.training.loop_views import loop_rows, refusal_message
 from webapp.training.models import Evaluation, TrainingRun, WordVectorModel
 from webapp.training.param_table import parameter_rows
 from webapp.training.run_form import StartRunForm
+from webapp.training.run_phases import run_phases, time_left
 from webapp.training.runs import cancel_run, start_run
 from webapp.training.services import ActivationError
 from webapp.training.word_vectors import encoder_scores
@@ -217,7 +218,12 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     trained_on = {c.pk for c in trained_collections(index.encoder)} if index is not None else set()
     gold = [(c, c.pk in trained_on) for c in evaluable_collections(run.dictionary)]
     base_encoder = started_from(run.base_model)
+    phases = run_phases(run)
     context = {
+        "phases": phases,
+        "running_phase": next((p for p in phases if p.state == "running"), None),
+        "phases_after": [p for p in phases if p.state == "waiting"] if run.state == TrainingRun.State.RUNNING else [],
+        "time_left": time_left(phases),
         "run": run,
         "hierarchy": hierarchy_report(run.encoder, run.metrics),
         "trained_dictionaries": run_dictionaries(run, strict=False) if run.method == "hiprbert" else [],
