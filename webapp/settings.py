@@ -1,4 +1,4 @@
-"""All settings in one module, configured by the environment (see the README's configuration table).
+"""All settings in one module, configured by the environment (see docs/configuration.md).
 
 Values are validated at start-up: a malformed variable stops the process with a message naming it.
 With no ``DATABASE_URL`` / ``CELERY_BROKER_URL`` the embedded PostgreSQL and Redis are used (webapp.embedded).

@@ -196,7 +196,7 @@ def _interpolate(value: str, given: dict[str, str]) -> str:
 
 
 def test_the_web_environment_passes_check_deploy_with_no_warning(compose: dict[str, Any], tmp_path: Path) -> None:
-    # docker/.env as the README's "Production" section writes it: the two required variables, nothing else.
+    # docker/.env as docs/production.md writes it: the two required variables, nothing else.
     dotenv = {"SECRET_KEY": secrets.token_urlsafe(50), "ALLOWED_HOSTS": "workbench.example.org",
               "CSRF_TRUSTED_ORIGINS": "https://workbench.example.org"}
     with pytest.raises(KeyError, match="SECRET_KEY: set SECRET_KEY in docker/.env"):

@@ -1,6 +1,6 @@
 """Size limits on what an import reads: uploads, archives, documents, offsets and paths.
 
-Each limit is a setting (``IMPORT_MAX_*``, from the environment: see the README's configuration table),
+Each limit is a setting (``IMPORT_MAX_*``, from the environment: see docs/configuration.md),
 read at call time so that a test or a deployment can change it. A refusal names the file or record at
 fault, the amount, the limit and the setting that holds it::
 
