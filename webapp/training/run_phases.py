@@ -18,6 +18,7 @@ LABELS = {
     "examples": "Examples", "train": "Tagger training", "save": "Saving", "index": "Index build",
     "evaluate": "Evaluation",
 }
+FINISHED = "done"  # the phase a succeeded run is left in (TrainingRun.finish)
 _LEFT = re.compile(r"about (.+?) left")
 
 
@@ -30,7 +31,12 @@ class Phase:
 
 
 def planned(run: TrainingRun) -> list[str]:
-    """The phases the run goes through, in order (phases that depend on its parameters only when they apply)."""
+    """The phases the run goes through, in order (phases that depend on its parameters only when they apply);
+    every run starts with its snapshot (TrainingRun.start)."""
+    return ["snapshot", *_method_phases(run)]
+
+
+def _method_phases(run: TrainingRun) -> list[str]:
     params, evaluates = run.params or {}, run.eval_collection_id is not None
     method = run.method
     if method == TrainingRun.Method.BIOSYN:
@@ -54,9 +60,9 @@ def run_phases(run: TrainingRun) -> list[Phase]:
     """The plan with each phase's state; a phase the run reached that the plan lacks (a LATTE base index built
     first) is put before the one that follows it."""
     names = planned(run)
-    current = run.phase
+    current = "" if run.phase == FINISHED else run.phase
     if current and current not in names:
-        names.insert(0, current)
+        names.insert(1, current)
     at = names.index(current) if current in names else (-1 if run.state == TrainingRun.State.QUEUED else len(names))
     succeeded = run.state == TrainingRun.State.SUCCEEDED
     phases = []
