@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from webapp.training.models import TrainingRun
 
 LABELS = {
-    "snapshot": "Snapshot", "synonym-pretrain": "Synonym pre-training", "biosyn": "BioSyn training",
+    "snapshot": "Training data", "synonym-pretrain": "Synonym pre-training", "biosyn": "BioSyn training",
     "word-vectors": "Word vectors", "bne": "BNE training", "dan": "DAN training", "hierarchy-pretrain":
     "Hierarchy pre-training", "candidates": "Candidates", "latte": "LATTE training", "latent-types": "Latent types",
     "examples": "Examples", "train": "Tagger training", "save": "Saving", "index": "Index build",
