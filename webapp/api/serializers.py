@@ -15,12 +15,12 @@ from webapp.api.fields import (
     umls_codes_field,
     validate_metadata,
 )
-from webapp.imports.models import ImportJob
 from webapp.core.public import public_message
 from webapp.core.uploads import upload_folder
 from webapp.corpus.formats import FORMATS
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.services.decisions import LINK_ACTIONS, Scope
+from webapp.imports.models import ImportJob
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion
 
 
