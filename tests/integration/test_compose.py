@@ -219,3 +219,54 @@ def test_the_web_environment_passes_check_deploy_with_no_warning(compose: dict[s
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "System check identified no issues (0 silenced)." in output
+
+
+# --- docker/.env.example --------------------------------------------------------------------------------------
+
+ENV_EXAMPLE = PROJECT_ROOT / "docker" / ".env.example"
+# Read by the code but not an operator's to set: Django's and Hugging Face's own switches (the app sets them), the
+# test suite's private worker queue, the linker command line's traceback switch and the desktop session's folder.
+NOT_FOR_OPERATORS = {"DJANGO_SETTINGS_MODULE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TASK_QUEUE_OVERRIDE",
+                     "LINKER_TRACEBACK", "XDG_RUNTIME_DIR"}
+
+
+def _example_names() -> list[str]:
+    """The variables docker/.env.example sets (``NAME=``) or shows with their default (``# NAME=``)."""
+    return re.findall(r"^(?:# )?([A-Z][A-Z0-9_]*)=", ENV_EXAMPLE.read_text(), re.MULTILINE)
+
+
+def _documented_names() -> set[str]:
+    """The variables the first column of the tables of docs/configuration.md, production.md and sso.md names."""
+    names: set[str] = set()
+    for page in ("configuration.md", "production.md", "sso.md"):
+        for line in (PROJECT_ROOT / "docs" / page).read_text().splitlines():
+            if line.startswith("| `"):
+                names |= set(re.findall(r"`([A-Z][A-Z0-9_]+)`", line.split("|")[1]))
+    return names
+
+
+def test_the_env_example_lists_every_variable_once_and_only_real_ones(compose: dict[str, Any]) -> None:
+    names = _example_names()
+    assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+    interpolated = {m["name"] for m in _VARIABLE.finditer(COMPOSE.read_text())}
+    known = _env_names_read_by_the_code() | interpolated
+    assert not sorted(set(names) - known), "docker/.env.example names variables nothing reads"
+    missing = sorted(_env_names_read_by_the_code() - NOT_FOR_OPERATORS - set(names))
+    assert not missing, f"docker/.env.example lacks {missing}"
+    assert interpolated <= set(names), sorted(interpolated - set(names))
+
+
+def test_every_documented_variable_is_in_the_env_example() -> None:
+    documented = _documented_names()
+    assert {"DATABASE_URL", "OIDC_RP_CLIENT_ID", "METRICS_TOKEN"} <= documented
+    assert not sorted(documented - set(_example_names())), "documented in docs/ but not in docker/.env.example"
+    undocumented = sorted(set(_example_names()) - documented - {"POSTGRES_PASSWORD"})
+    assert not undocumented, f"docker/.env.example names {undocumented}, which no table of docs/ explains"
+
+
+def test_the_env_example_names_the_required_values_without_a_secret() -> None:
+    text = ENV_EXAMPLE.read_text()
+    for required in ("SECRET_KEY=", "ALLOWED_HOSTS=", "POSTGRES_PASSWORD="):
+        assert re.search(rf"^{required}", text, re.MULTILINE), required
+    assert re.search(r"^SECRET_KEY=$", text, re.MULTILINE), "the example must not ship a usable secret key"
+    assert re.search(r"^POSTGRES_PASSWORD=$", text, re.MULTILINE)
