@@ -58,3 +58,11 @@ def envdevice(name: str, default: str) -> str:
     if not _DEVICE.match(value):
         raise ImproperlyConfigured(f"{name}={raw!r} is not a device (use auto, cpu, cuda or cuda:N)")
     return value
+
+
+def envchoice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices`` (case-insensitive); empty: ``default``."""
+    value = os.environ.get(name, "").strip().lower() or default
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name}={value!r} is not one of {', '.join(choices)}")
+    return value

