@@ -9,7 +9,7 @@ from webapp.projects import urls as projects_urls
 from webapp.projects.dashboard import home
 from webapp.sso import views as sso_views
 from webapp.teamwork import urls as teamwork_urls
-from webapp.training import release_views
+from webapp.training import project_dashboard, release_views
 from webapp.vocab import urls as vocab_urls
 
 urlpatterns = [
@@ -36,7 +36,9 @@ urlpatterns = [
     path("collections/", include((collection_views.urlpatterns, "corpus"))),
     path("curate/", include("webapp.curation.urls")),
     # A project's own pages are projects'; the team's work on it builds on curation and is teamwork's: one namespace.
-    path("projects/", include((projects_urls.urlpatterns + teamwork_urls.urlpatterns, "projects"))),
+    # Its dashboard reads evaluations too, so it is training's, in the same namespace.
+    path("projects/", include((projects_urls.urlpatterns + teamwork_urls.urlpatterns + project_dashboard.urlpatterns,
+                               "projects"))),
     path("training/", include("webapp.training.urls")),
     path("api/", include("webapp.api.urls")),
 ]

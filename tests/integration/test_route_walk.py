@@ -231,6 +231,7 @@ ROUTES: dict[str, Route] = {
         lambda w: f"/projects/{w.project.slug}/assignments/{w.assignment.pk}/done/", private=True),
     "projects/<slug:slug>/queue/": _r(lambda w: f"/projects/{w.project.slug}/queue/", private=True),
     "projects/<slug:slug>/stats/": _r(lambda w: f"/projects/{w.project.slug}/stats/", private=True),
+    "projects/<slug:slug>/dashboard/": _r(lambda w: f"/projects/{w.project.slug}/dashboard/", private=True),
     "projects/<slug:slug>/agreement/": _r(lambda w: f"/projects/{w.project.slug}/agreement/", who=MANAGER),
     "projects/<slug:slug>/adjudicate/": _r(lambda w: f"/projects/{w.project.slug}/adjudicate/", who=ADJUDICATOR),
     "projects/<slug:slug>/adjudicate/<int:pk>/": _r(

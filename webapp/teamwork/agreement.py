@@ -12,15 +12,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from linker.agreement import AgreementReport, ConceptHierarchy, agreement
+from webapp.corpus.models import Document
 from webapp.curation.panel import search_version
 from webapp.projects.models import Project
 from webapp.projects.selectors import document_progress
-from webapp.teamwork.services.adjudication import NIL, REJECT, document_units
+from webapp.teamwork.services.adjudication import NIL, REJECT, Unit, document_units
 from webapp.vocab.models import Concept, HierarchyEdge
 
-Unit = tuple[int, int, int]  # (project document pk, start, end)
+SpanKey = tuple[int, int, int]  # (project document pk, start, end)
 
 
 @dataclass(frozen=True)
@@ -59,45 +61,91 @@ def _hierarchy(project: Project) -> tuple[ConceptHierarchy | None, int | None]:
     return (ConceptHierarchy(parents) if parents else None), version.pk
 
 
-def project_agreement(project: Project) -> ProjectAgreement:
-    labels: dict[Hashable, dict[Hashable, str]] = {}
-    spans: dict[Hashable, set[Unit]] = {}
-    documents = waiting = open_count = resolved = 0
-    final: dict[Unit, str] = {}
-    given: dict[str, dict[Unit, str]] = {}
-    per_document: list[tuple[str, int, int]] = []
+@dataclass(frozen=True)
+class ComparedDocument:
+    """A project document whose assigned annotators are all done: its units, and when the last one finished."""
+
+    document: Document
+    units: list[Unit]
+    completed_at: datetime | None
+
+
+def compared_documents(project: Project) -> tuple[list[ComparedDocument], int]:
+    """The documents agreement is computed on (every assigned annotator done), and how many assigned documents still
+    have annotators at work."""
+    compared: list[ComparedDocument] = []
+    waiting = 0
     for row in document_progress(project):
         if not row.assignments:
             continue
         if not row.all_done:
             waiting += 1
             continue
-        documents += 1
         _, units = document_units(project, row.document)
+        done_at = [a.done_at for a in row.assignments if a.done_at is not None]
+        compared.append(ComparedDocument(row.document, units, max(done_at, default=None)))
+    return compared, waiting
+
+
+@dataclass
+class _Labels:
+    """The annotators' labels over some compared documents, as :func:`linker.agreement.agreement` takes them."""
+
+    labels: dict[Hashable, dict[Hashable, str]] = field(default_factory=dict)
+    spans: dict[Hashable, set[SpanKey]] = field(default_factory=dict)
+    given: dict[str, dict[SpanKey, str]] = field(default_factory=dict)
+    final: dict[SpanKey, str] = field(default_factory=dict)
+    open_count: int = 0
+    resolved: int = 0
+    per_document: list[tuple[str, int, int]] = field(default_factory=list)
+
+
+def _labels(documents: list[ComparedDocument]) -> _Labels:
+    out = _Labels()
+    for compared in documents:
         agreed_here = 0
-        for unit in units:
-            key = (row.document.pk, unit.start, unit.end)
+        for unit in compared.units:
+            key = (compared.document.pk, unit.start, unit.end)
             if unit.adjudication is not None:
-                final[key] = unit.adjudication.label
-                resolved += 1
+                out.final[key] = unit.adjudication.label
+                out.resolved += 1
             elif not unit.agreed:
-                open_count += 1
+                out.open_count += 1
             agreed_here += unit.agreed
             for annotator, choice in unit.choices.items():
-                labels.setdefault(annotator, {})
-                spans.setdefault(annotator, set())
-                given.setdefault(annotator, {})
+                out.labels.setdefault(annotator, {})
+                out.spans.setdefault(annotator, set())
+                out.given.setdefault(annotator, {})
                 if choice.label is None:
                     continue
-                given[annotator][key] = choice.label
+                out.given[annotator][key] = choice.label
                 if choice.label != REJECT:
-                    spans[annotator].add(key)
-                    labels[annotator][key] = choice.label
-        per_document.append((row.document.external_id, agreed_here, len(units)))
+                    out.spans[annotator].add(key)
+                    out.labels[annotator][key] = choice.label
+        out.per_document.append((compared.document.external_id, agreed_here, len(compared.units)))
+    return out
+
+
+def team_report(documents: list[ComparedDocument], hierarchy: ConceptHierarchy | None) -> AgreementReport | None:
+    """The inter-annotator figures over these documents (None under two annotators): what the agreement page
+    shows for all of them, and the dashboard for the documents finished in one week."""
+    found = _labels(documents)
+    return agreement(found.labels, found.spans, hierarchy) if len(found.labels) >= 2 else None
+
+
+def project_hierarchy(project: Project) -> ConceptHierarchy | None:
+    return _hierarchy(project)[0]
+
+
+def project_agreement(project: Project, compared: tuple[list[ComparedDocument], int] | None = None) -> ProjectAgreement:
+    """``compared``: :func:`compared_documents` when the caller has it already (the dashboard)."""
+    documents, waiting = compared if compared is not None else compared_documents(project)
+    found = _labels(documents)
+    labels, given, final = found.labels, found.given, found.final
     report = None
     if len(labels) >= 2:
         hierarchy, _ = _hierarchy(project)
-        report = agreement(labels, spans, hierarchy)
+        report = agreement(labels, found.spans, hierarchy)
     with_adjudicated = []
     for annotator, mine in sorted(given.items()):
         items = [key for key in mine if key in final]
@@ -113,4 +161,5 @@ def project_agreement(project: Project) -> ProjectAgreement:
         return " + ".join(names.get(part, "NIL" if part == NIL else "") for part in label.split("+"))
 
     disputes = [(d.a, named(d.a), d.b, named(d.b), d.count) for d in (report.disputes if report else ())]
-    return ProjectAgreement(report, documents, waiting, open_count, resolved, with_adjudicated, disputes, per_document)
+    return ProjectAgreement(report, len(documents), waiting, found.open_count, found.resolved, with_adjudicated, disputes,
+                            found.per_document)
