@@ -144,7 +144,7 @@ def test_an_annotator_sees_their_own_row_and_no_agreement(lead) -> None:  # type
     assert response.status_code == 200
     html = response.content.decode()
     assert 'data-curator="bob"' in html and 'data-curator="erin"' not in html
-    assert "κ with others" not in html and "Krippendorff" not in html
+    assert "Kappa with others" not in html and "Krippendorff" not in html
     assert "Acc@1 0.812" in html  # the model's figures are no colleague's
 
 

@@ -101,6 +101,15 @@ class TeamBoard:
     series: list[AgreementPoint] = field(default_factory=list)
     period: str = "day"
 
+    @property
+    def totals(self) -> CollectionProgress | None:
+        """The collections added up (None without documents): the figures the page opens with."""
+        if not self.collections:
+            return None
+        c = self.collections
+        return CollectionProgress(c[0].collection, *(sum(getattr(x, name) for x in c) for name in (
+            "documents", "done", "contested", "waiting", "unassigned", "open_spans")))
+
 
 def _collections(project: Project, compared: list[ComparedDocument]) -> list[CollectionProgress]:
     open_spans = {c.document.pk: sum(1 for u in c.units if not u.agreed and not u.resolved) for c in compared}

@@ -62,8 +62,8 @@ def _chart(series: list[AgreementPoint], period: str, gold: list[GoldFigure]) ->
                  f"Acc@1 {g.acc1:.3f} of {g.evaluation.index_version.label}"
                  f"{f' on {g.mentions} mentions' if g.mentions is not None else ''}, "
                  f"{(g.evaluation.finished_at or g.evaluation.created_at):%Y-%m-%d %H:%M}") for g in gold]
-    return time_chart([Series("Agreement (Krippendorff's α)", "agreement", agreement),
-                       Series("Model Acc@1 on the gold", "acc1", acc)])
+    return time_chart([Series(f"Agreement (Krippendorff's α per {period})", "agreement", agreement),
+                       Series("Model Acc@1 on the gold, per evaluation", "acc1", acc)])
 
 
 @require_GET

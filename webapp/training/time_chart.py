@@ -6,12 +6,14 @@ shows), the axis labels.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
 
 CHART_WIDTH, CHART_HEIGHT = 720, 220
 PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 44, 16, 14, 30
+X_TICKS = 5  # dates along the time axis, the two ends included
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,8 @@ def time_chart(series: Sequence[Series]) -> TimeChart | None:
     values = [p.value for s in drawn for p in s.points]
     first, last = min(whens), max(whens)
     span = (last - first).total_seconds()
-    low = min(0.0, round(min(values) - 0.05, 1))
+    lowest = min(values)
+    low = 0.0 if lowest >= 0 else math.floor((lowest - 0.05) * 10) / 10  # a negative kappa: room below it
     left, right, top, bottom = PLOT_LEFT, CHART_WIDTH - PLOT_RIGHT, PLOT_TOP, CHART_HEIGHT - PLOT_BOTTOM
 
     def x(when: datetime) -> float:
@@ -86,5 +89,11 @@ def time_chart(series: Sequence[Series]) -> TimeChart | None:
     if not span:
         return TimeChart(out, y_ticks, [((left + right) / 2, first.strftime("%Y-%m-%d"), "middle")])
     shape = "%Y-%m-%d" if first.date() != last.date() else "%Y-%m-%d %H:%M"
-    x_ticks = [(float(left), first.strftime(shape), "start"), (float(right), last.strftime(shape), "end")]
+    x_ticks = [(float(left), first.strftime(shape), "start")]
+    # Dates between the ends (month-day), so a lead can tell which week a dip was; none on a span of hours.
+    if (last - first).days >= 2:
+        for n in range(1, X_TICKS - 1):
+            when = first + (last - first) * n / (X_TICKS - 1)
+            x_ticks.append((x(when), when.strftime("%m-%d"), "middle"))
+    x_ticks.append((float(right), last.strftime(shape), "end"))
     return TimeChart(out, y_ticks, x_ticks)
