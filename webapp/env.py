@@ -66,3 +66,15 @@ def envchoice(name: str, default: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ImproperlyConfigured(f"{name}={value!r} is not one of {', '.join(choices)}")
     return value
+
+
+def envcache(name: str) -> dict[str, dict[str, str]]:
+    """Django's CACHES from a ``redis://`` URL: one cache every web host shares (API throttles count per deployment,
+    not per process). Empty: each process keeps its own in memory, which is right for one host."""
+    url = os.environ.get(name, "").strip()
+    if not url:
+        return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        raise ImproperlyConfigured(f"{name}={url!r}: give a redis:// URL (or leave it empty for a per-process cache)")
+    return {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url,
+                        "KEY_PREFIX": "workbench"}}

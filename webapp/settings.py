@@ -15,7 +15,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from webapp import embedded
-from webapp.env import envbool, envchoice, envdevice, envint, envlist, envstr
+from webapp.env import envbool, envcache, envchoice, envdevice, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -230,6 +230,9 @@ STATICFILES_DIRS = [BASE_DIR / "webapp" / "static"]
 STATIC_ROOT = embedded.data_dir() / "static"
 STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise expects the folder even before collectstatic
 WHITENOISE_USE_FINDERS = True  # serve from the app folders without a collectstatic step in development
+# Where the documentation site (mkdocs.yml, docs/) is served: each page's "?" links to its section there
+# (webapp/core/templatetags/docs_links.py). The default is `scripts/docs serve` on this machine, which works offline.
+DOCS_URL = envstr("DOCS_URL", "http://127.0.0.1:8001/")
 
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
@@ -248,8 +251,8 @@ SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
 if envbool("TRUST_X_FORWARDED_PROTO", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
-# /healthz answers from Django's cache (the default, per-process local-memory cache: no CACHES is configured)
-# for this many seconds, so that many probes cost one worker ping; 0 checks on every request.
+CACHES = envcache("CACHE_URL")  # redis://: one cache every host shares (API throttles); empty: one per process
+# /healthz answers from the cache (per host) this many seconds: many probes cost one worker ping; 0: every request.
 HEALTHZ_CACHE_SECONDS = envint("HEALTHZ_CACHE_SECONDS", 5, 0)
 # The bearer token a Prometheus scraper sends to GET /metrics (webapp.ops.metrics_view); empty: only a signed-in admin
 # may read the metrics. PROMETHEUS_MULTIPROC_DIR (webapp.gunicorn_conf sets it) is read by prometheus-client itself.

@@ -94,7 +94,7 @@ def test_migrations_run_once_before_the_app_starts(compose: dict[str, Any]) -> N
 
 def _env_names_read_by_the_code() -> set[str]:
     """Every variable name the code reads: env helpers of webapp.env and os.environ / os.getenv, by the syntax tree."""
-    helpers = {"envstr", "envbool", "envint", "envlist", "envdevice"}
+    helpers = {"envstr", "envbool", "envint", "envlist", "envdevice", "envchoice", "envcache"}
     names: set[str] = set()
     for root in ("webapp", "linker"):
         for path in (PROJECT_ROOT / root).rglob("*.py"):

@@ -7,6 +7,7 @@ balancers probing at once cost one ping, not sixteen threads kept from serving p
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -15,7 +16,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 
-CACHE_KEY = "healthz:checks"
+# Per host: with a cache every host shares (CACHE_URL), one host's answer must not stand for another's.
+CACHE_KEY = f"healthz:checks:{socket.gethostname()}"
 
 
 @dataclass(frozen=True)
