@@ -36,6 +36,7 @@ def run_import(job_id: int) -> str:
 
 
 def _run_leased(job_id: int) -> str:
+    from webapp.artifacts.local import ensure_local
     from webapp.imports.jobs import fail_import, finish_import
     from webapp.imports.models import ImportJob
     from webapp.jobs import lifecycle
@@ -49,7 +50,8 @@ def _run_leased(job_id: int) -> str:
     # transaction is still open, at most once a second.
     with ProgressRecorder(job_id, every=PROGRESS_EVERY_S) as progress:
         try:
-            report = _run(job.import_kind, job.path, job.params, job.created_by, progress)
+            # The file as this host has it: fetched from the artifact store when a web host elsewhere stored it.
+            report = _run(job.import_kind, str(ensure_local(job.path)), job.params, job.created_by, progress)
         except (ParseError, FileNotFoundError, ValueError) as exc:
             fail_import(job_id, str(exc))
             logger.warning("import %s failed: %s", job_id, exc)

@@ -70,7 +70,13 @@ app.conf.beat_schedule = {
         "schedule": crontab(hour=AUDIT_RETENTION_HOUR, minute=30),
         "options": {"queue": INTERACTIVE_QUEUE, "expires": 3600},
     },
+    # The artifact store (webapp.artifacts): manifests no row names, blobs no manifest lists, once a day.
+    "collect-artifacts": {
+        "task": "tasks.artifacts.collect_artifacts_task",
+        "schedule": crontab(hour=AUDIT_RETENTION_HOUR, minute=45),
+        "options": {"queue": INTERACTIVE_QUEUE, "expires": 3600},
+    },
 }
 # Explicit task modules: the tasks package sits outside the Django apps, so autodiscovery would miss it.
-app.conf.include = ["tasks.audit", "tasks.health", "tasks.imports", "tasks.indexing", "tasks.curation", "tasks.detection", "tasks.training",
+app.conf.include = ["tasks.artifacts", "tasks.audit", "tasks.health", "tasks.imports", "tasks.indexing", "tasks.curation", "tasks.detection", "tasks.training",
                     "tasks.jobs", "tasks.loop", "tasks.releases"]

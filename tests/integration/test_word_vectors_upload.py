@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 
 from linker.data import ConceptRecord, Synonym
 from linker.linker import Linker
+from webapp.artifacts.models import Manifest
 from webapp.corpus.models import Collection
 from webapp.linking.models import IndexVersion
 from webapp.training import word_vectors as service
@@ -217,6 +218,7 @@ def test_only_bne_and_dan_runs_start_from_word_vectors(world, settings) -> None:
     run = start_run(world, [collection], {"method": "bne", "epochs": 1}, send=False, word_vectors=vectors)
     assert run.word_vectors == vectors and "fasttext_dim" not in run.params  # it trains no fastText
     Path(vectors.artifact_path, "vectors.kv").unlink()
+    Manifest.objects.filter(logical_path=vectors.artifact_path).delete()  # gone from the artifact store too
     with pytest.raises(RunError, match="word vectors 'tiny': their folder .* is gone"):
         start_run(world, [collection], {"method": "dan"}, send=False, word_vectors=vectors)
 

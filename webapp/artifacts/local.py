@@ -149,3 +149,9 @@ def trim_cache(keep_digests: set[str], unused_for_s: float) -> list[str]:
         except OSError:
             continue  # removed meanwhile
     return removed
+
+
+def local_base(value: str) -> str | None:
+    """A run's ``base_model`` as the training recipe takes it: None for the default base model, a local folder for a
+    published one (an earlier run's model), else the value as given (a folder on every host, a hub id)."""
+    return str(ensure_local(value)) if value else None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import connection, transaction
+from django.db.models import Q
 
 from webapp.artifacts.blobs import blob_store, read_chunks
 from webapp.artifacts.models import Manifest, ManifestFile
@@ -112,11 +113,33 @@ def manifest_of(path: str | Path) -> Manifest | None:
     return Manifest.objects.filter(logical_path=str(path)).first()
 
 
-def is_available(path: str | Path) -> bool:
-    """Whether this host can load ``path``: it is here, or it was published (a page checking a folder that a worker
-    on another host wrote asks this, and fetches nothing)."""
-    return Path(path).exists() or Manifest.objects.filter(logical_path=str(path)).exists()
+def is_available(path: str | Path, relative: str = "") -> bool:
+    """Whether this host can load ``path`` (or the file or folder ``relative`` inside it): it is here, or it was
+    published. A page or a check that a folder written by a worker on another host is whole asks this: it fetches
+    nothing."""
+    if (Path(path) / relative if relative else Path(path)).exists():
+        return True
+    files = ManifestFile.objects.filter(manifest__logical_path=str(path))
+    if relative:
+        inside = relative.strip("/")
+        files = files.filter(Q(name=inside) | Q(name__startswith=inside + "/"))
+    return files.exists() or (not relative and Manifest.objects.filter(logical_path=str(path)).exists())
 
 
 def entries_of(manifest: Manifest) -> list[Entry]:
     return [Entry(n, s, z) for n, s, z in manifest.files.order_by("name").values_list("name", "sha256", "size")]
+
+
+def move_root(old_roots: list[str], new_root: Path) -> int:
+    """Re-key the manifests under an old artifact root to ``new_root`` (a restore, as the rows' paths are moved:
+    webapp.ops.references.rewrite); returns the manifests moved."""
+    moved = 0
+    new = str(new_root).rstrip("/")
+    for old in (o.rstrip("/") for o in old_roots):
+        if old == new:
+            continue
+        for manifest in Manifest.objects.filter(Q(logical_path=old) | Q(logical_path__startswith=old + "/")):
+            manifest.logical_path = new + manifest.logical_path[len(old):]
+            manifest.save(update_fields=["logical_path"])
+            moved += 1
+    return moved

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from statistics import median
 from typing import Any
 
 from django.db.models import Count, Exists, F, FloatField, OuterRef, Q, QuerySet, Subquery, Value, Window
 from django.db.models.functions import Abs, Coalesce, Greatest, Least, RowNumber, Upper
 
+from webapp.artifacts.manifests import is_available
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.lineage import MAX_SIBLINGS, Family, family
 from webapp.curation.models import DECIDED_STATUSES, OPEN_STATUSES, Decision
@@ -216,7 +216,8 @@ def auto_accept_state(collection: Collection) -> AutoAcceptState:
     calibration: dict[str, Any] = {}
     calibrated = False
     if index is not None:
-        calibrated = (Path(index.artifact_path) / "calibration.json").is_file() if index.artifact_path else False
+        # Here, or in the artifact store (trained on another host): webapp.artifacts.
+        calibrated = is_available(index.artifact_path, "calibration.json") if index.artifact_path else False
         calibration = (index.encoder.config or {}).get("calibration") or {} if index.encoder is not None else {}
     return AutoAcceptState(
         threshold=collection.auto_accept_threshold, accepted=auto_accepted(collection.pk), calibrated=calibrated,

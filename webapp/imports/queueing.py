@@ -28,6 +28,7 @@ from typing import Any
 from django.core.files.uploadedfile import UploadedFile
 
 from linker.data import ParseError, sniff_dictionary_format
+from webapp.artifacts.manifests import publish
 from webapp.celery import INTERACTIVE_QUEUE
 from webapp.core.public import public_message
 from webapp.core.uploads import new_upload_folder, upload_folder
@@ -76,6 +77,7 @@ def stored_upload(chunks: Iterable[bytes], name: str) -> Iterator[Path]:
         with open(path, "wb") as fh:
             for chunk in chunks:
                 fh.write(chunk)
+        publish(path)  # the worker may be on another host: it fetches the file from the store (webapp.artifacts)
         yield path
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)

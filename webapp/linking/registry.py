@@ -35,6 +35,7 @@ from django.db import transaction
 from linker.delta import Delta, DeltaVectors
 from linker.linker import Linker
 from linker.text import normalize
+from webapp.artifacts.local import ensure_local
 from webapp.linking.devices import serving_device
 from webapp.linking.models import IndexVersion
 from webapp.linking.versions import Artifact, active_index_by_slug, active_index_ids, index_created_at
@@ -208,7 +209,8 @@ def load_linker(index: Artifact) -> Linker:
             linker = _loaded.get(index.pk)
             if linker is None:
                 # LINKER_SERVING_DEVICE: the CPU unless set (webapp.linking.devices says why).
-                linker = Linker.load(index.artifact_path, device=serving_device())
+                # Fetched from the artifact store when another host built it (webapp.artifacts).
+                linker = Linker.load(ensure_local(index.artifact_path), device=serving_device())
                 # Keep only what is still served: a retired index's memory goes back after a promotion.
                 live = active_index_ids()
                 for stale in [pk for pk in _loaded if pk not in live]:

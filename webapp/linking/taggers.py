@@ -14,6 +14,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from webapp.artifacts.local import ensure_local
 from webapp.linking.versions import Artifact, active_detector, active_detector_ids
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def load_tagger(version: Artifact) -> Tagger:
             if tagger is None:
                 from linker.detect.tagger import Tagger
 
-                tagger = Tagger.load(version.artifact_path)
+                tagger = Tagger.load(ensure_local(version.artifact_path))
                 # Keep only what still serves: a retired tagger's memory goes back after a switch.
                 live = active_detector_ids()
                 for stale in [pk for pk in _loaded if pk not in live]:

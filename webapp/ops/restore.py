@@ -20,6 +20,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.db import connection, transaction
 
+from webapp.artifacts.manifests import move_root
 from webapp.ops import pgtools, references
 from webapp.ops.backup import ARTIFACTS, DUMP, FORMAT, MANIFEST
 
@@ -151,6 +152,8 @@ def restore(archive: Path, log: Callable[[str], None] = print) -> dict[str, Any]
                         pgtools.client_env(connection.settings_dict))
     with transaction.atomic():
         changed = references.rewrite(manifest["artifact_root"], root)
+        # The artifact store's manifests are keyed by those paths: they move with them (webapp.artifacts).
+        move_root(manifest["artifact_root"], root)
     log(f"database restored with {tool.path} (PostgreSQL {server}); {changed} artifact paths now under {root}; "
         f"{time.monotonic() - started:.1f} s in all")
     if manifest["outside_artifact_root"]:

@@ -8,10 +8,10 @@ The default is the base model (MiniLM-L6, or ``LINKER_BASE_MODEL``); a hierarchy
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from django.db.models import QuerySet
 
+from webapp.artifacts.manifests import is_available
 from webapp.linking.models import EncoderModel, IndexVersion
 from webapp.training.errors import RunError
 from webapp.training.hierarchy_report import HierarchyReport, hierarchy_report
@@ -56,7 +56,7 @@ def check_base_encoder(encoder: EncoderModel) -> None:
     if encoder.method != EncoderModel.Method.HIPRBERT:
         raise RunError(f"encoder {encoder.name!r} is a {encoder.get_method_display()}, not a base encoder "
                        "(hierarchy pre-training makes those)")
-    if not Path(encoder.artifact_path).is_dir():
+    if not is_available(encoder.artifact_path):
         raise RunError(f"base encoder {encoder.name!r}: its folder {encoder.artifact_path} is gone")
 
 
@@ -100,7 +100,7 @@ def base_encoder_rows(limit: int = 50) -> list[BaseEncoderRow]:
         metrics = run.metrics or {}
         by_folder.setdefault(run.base_model, []).append((run, metrics.get("acc@1"), metrics.get("acc@5")))
     return [
-        BaseEncoderRow(e, runs.get(e.pk), hierarchy_report(e), indexes.get(e.pk, []), Path(e.artifact_path).is_dir(),
+        BaseEncoderRow(e, runs.get(e.pk), hierarchy_report(e), indexes.get(e.pk, []), is_available(e.artifact_path),
                        by_folder.get(e.artifact_path, []))
         for e in encoders
     ]

@@ -19,6 +19,7 @@ from linker.data import GoldMention, PubTatorDocument
 from linker.dictionary import NameTable
 from linker.recipe import TrainingInputs, prior_counts
 from linker.text import Preprocessor, TextConfig
+from webapp.artifacts.local import local_base
 from webapp.corpus.models import Document, Link
 from webapp.curation.models import Decision, HardNegative
 from webapp.curation.teaching import teaching_decisions
@@ -142,6 +143,6 @@ def training_inputs(run: TrainingRun, table: NameTable, examples: list[TrainingE
     return TrainingInputs(
         table=table, pairs=[(ex.text, ex.concept_id) for ex in positives],
         negative_pairs=[(ex.text, ex.concept_id) for ex in examples if ex.negative],
-        concept_counts=prior_counts(docs, table, curated=curated), out=out, base_model=run.base_model or None,
+        concept_counts=prior_counts(docs, table, curated=curated), out=out, base_model=local_base(run.base_model),
         metadata={"training_run": run.pk},
     )

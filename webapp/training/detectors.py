@@ -9,13 +9,13 @@ new one on its next lookup (:func:`webapp.linking.taggers.get_active_tagger`).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from webapp.artifacts.manifests import is_available
 from webapp.audit import actions
 from webapp.audit.events import record
 from webapp.linking.models import DetectorVersion
@@ -46,7 +46,7 @@ def activate_detector(version: DetectorVersion | int, user: Any = None) -> Detec
     locked = _locked(version if isinstance(version, int) else version.pk)
     if locked.state == DetectorVersion.State.ACTIVE:
         return locked
-    if not (Path(locked.artifact_path) / TAGGER_FILE).is_file():
+    if not is_available(locked.artifact_path, TAGGER_FILE):  # here, or in the store (trained on another host)
         raise DetectorActivationError(f"detector {locked.label}: its folder {locked.artifact_path} is missing (or holds "
                                       f"no {TAGGER_FILE}): it could not be loaded")
     now = timezone.now()

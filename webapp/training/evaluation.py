@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from webapp.artifacts.local import ensure_local
 from webapp.core.queue import QueueUnavailable, enqueue, job_task_id
 from webapp.corpus.models import Collection, Document, Mention
 from webapp.jobs import lifecycle
@@ -198,7 +199,7 @@ def _evaluation_linker(index: IndexVersion) -> Any:
     device = batch_device()
     if device == serving_device():
         return load_linker(index)
-    return Linker.load(index.artifact_path, device=device)
+    return Linker.load(ensure_local(index.artifact_path), device=device)
 
 
 def record_evaluation(index: IndexVersion, collection_id: int, result: LinkerEvaluation, user: Any = None) -> Evaluation:

@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import transaction
 
 from linker import recipe
+from webapp.artifacts.manifests import publish
 from webapp.jobs.sweep import fail_lost_jobs
 from webapp.linking.models import DetectorVersion, EncoderModel, IndexVersion
 from webapp.training.base_encoders import started_from
@@ -58,6 +59,8 @@ def run_training(run_id: int, task_id: str = "") -> str:
     try:
         folder, report = _train(run, reporter, evaluated)
         report["calibration"] = calibrate_run(run, folder, reporter.log)
+        # Into the artifact store before the rows that name it: a web host elsewhere loads it from there.
+        publish(folder)
         reporter.flush()
         return _record(run, folder, report, evaluated[-1] if evaluated else None)
     except RunCancelled:

@@ -28,6 +28,7 @@ from linker.dictionary import NameTable
 from linker.hierarchy.graph import HierarchySource, NoHierarchyError
 from linker.recipe import TrainingInputs
 from linker.text import TextConfig, normalize
+from webapp.artifacts.local import local_base
 from webapp.corpus.models import Link
 from webapp.training.errors import RunError
 from webapp.training.models import TrainingRun
@@ -131,7 +132,7 @@ def hierarchy_inputs(run: TrainingRun, out: Path) -> TrainingInputs:
     for dictionary, source in zip(dictionaries, sources, strict=True):
         gained[source.name] = source.add_names(pairs.get(dictionary.pk, ()), resolve=resolvers[dictionary.pk], cfg=cfg)
     return TrainingInputs(
-        table=NameTable(), pairs=(), concept_counts={}, out=out, base_model=run.base_model or None,
+        table=NameTable(), pairs=(), concept_counts={}, out=out, base_model=local_base(run.base_model),
         hierarchies=sources,
         metadata={"training_run": run.pk, "dictionaries": [d.slug for d in dictionaries],
                   "collections": [slug for _, slug in collections], "corpus_names_added": gained},

@@ -3,11 +3,11 @@ builds."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from django.urls import reverse
 
+from webapp.artifacts.manifests import is_available
 from webapp.core.uploads import discard_upload
 from webapp.jobs.kinds import WORKER_LOST, JobKind, register
 from webapp.jobs.models import Job
@@ -26,7 +26,7 @@ def _evaluation_subject(evaluation: Any) -> str:
 
 
 def _upload_gone(upload: Any) -> str:
-    if Path(upload.path).is_file():
+    if is_available(upload.path):  # here, or published for a worker on another host
         return ""
     return f"{upload.file_name}: the uploaded file is gone ({upload.path}); upload it again"
 

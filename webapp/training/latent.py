@@ -4,10 +4,10 @@ latent types (populated ones first: with K=2048 on a small dictionary most hold 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from linker.rerank import LatentTypeSummary, latent_usage
+from webapp.artifacts.manifests import is_available
 from webapp.linking.models import IndexVersion
 from webapp.linking.registry import get_active_linker
 from webapp.vocab.models import Dictionary
@@ -22,7 +22,7 @@ class ActiveModel:
 
     @property
     def has_reranker_folder(self) -> bool:
-        return bool(self.index and self.index.artifact_path and (Path(self.index.artifact_path) / "rerank").is_dir())
+        return bool(self.index and self.index.artifact_path and is_available(self.index.artifact_path, "rerank"))
 
 
 def active_models() -> list[ActiveModel]:

@@ -8,8 +8,7 @@ transformer, so a sparse-only index cannot be its base. Its parameters are :clas
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from webapp.artifacts.manifests import is_available
 from webapp.linking.models import IndexVersion
 from webapp.training.errors import RunError
 from webapp.vocab.models import Dictionary
@@ -33,6 +32,6 @@ def base_index(dictionary: Dictionary, index_id: int = 0) -> IndexVersion:
     if index.encoder_id is None:
         raise RunError(f"index version {index.pk} ({index.label}) is sparse-only: LATTE reads the token states of "
                        "the index's transformer, so build a dense index (with an encoder) first")
-    if not index.artifact_path or not (Path(index.artifact_path) / "config.json").exists():
+    if not index.artifact_path or not is_available(index.artifact_path, "config.json"):
         raise RunError(f"index version {index.pk} has no artifact folder at {index.artifact_path or '(none)'}")
     return index

@@ -23,6 +23,7 @@ from linker.data import PubTatorDocument
 from linker.dictionary import NameTable
 from linker.recipe import TrainingInputs, prior_counts
 from linker.text import TextConfig
+from webapp.artifacts.local import ensure_local
 from webapp.corpus.models import Document
 from webapp.curation.models import Decision, HardNegative
 from webapp.curation.teaching import teaching_decisions
@@ -113,5 +114,5 @@ def latte_inputs(run: TrainingRun, index: IndexVersion, table: NameTable, exampl
         table=table, pairs=[(ex.text, ex.concept_id) for ex in examples if not ex.negative],
         concept_counts=prior_counts(documents, table), out=out, metadata={"training_run": run.pk, "base_index": index.pk},
         documents=documents, rejections=rejections(run), concept_types=concept_types(index.dictionary_version),
-        base_artifact=Path(index.artifact_path), dev_documents=dev_documents(run),
+        base_artifact=ensure_local(index.artifact_path), dev_documents=dev_documents(run),
     )

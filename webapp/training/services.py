@@ -31,6 +31,8 @@ from linker.device import device_label, encode_batch_size
 from linker.encoders.transformer import TransformerEncoder
 from linker.linker import Linker
 from linker.scoring import scoring_for
+from webapp.artifacts.local import ensure_local
+from webapp.artifacts.manifests import publish
 from webapp.audit import actions
 from webapp.audit.events import record
 from webapp.core.queue import enqueue, job_task_id
@@ -89,7 +91,7 @@ def _encoder_and_config(encoder: EncoderModel | None) -> tuple[Any, LinkerConfig
         return None, LinkerConfig()
     from linker.encoders.registry import load_encoder
 
-    folder = Path(encoder.artifact_path)
+    folder = ensure_local(encoder.artifact_path)  # fetched when a worker on another host trained it
     config_file = folder / "config.json"
     if (folder / "encoder").is_dir() and config_file.exists():
         payload = json.loads(config_file.read_text())
@@ -118,7 +120,7 @@ def _carry_concept_prior(encoder: EncoderModel | None, linker: Linker, say: Prog
     """A linker artifact's trained concept prior, of the concepts this dictionary version has, goes with its λ, dense
     scale and prior weight (:func:`_encoder_and_config` carries those): a prior weight over no prior ranks as 0.0
     would. The build says which weights it scores with, the artifact's or the defaults."""
-    scoring = scoring_for(encoder.artifact_path if encoder is not None else None)
+    scoring = scoring_for(ensure_local(encoder.artifact_path) if encoder is not None else None)
     known = set(linker.table.concepts)
     prior = {cid: value for cid, value in scoring.concept_prior.items() if cid in known}
     linker.retriever.concept_prior = prior  # a fresh linker no one ranks with yet: set in place
@@ -130,12 +132,12 @@ def _carry_reranker(encoder: EncoderModel | None, linker: Linker, say: Progress)
     """An index built with a linker artifact that holds a LATTE re-ranker (``python -m linker train-rerank``)
     keeps it when it fits this dictionary version and encoder; otherwise the index serves the retriever's
     ranking and the build says why."""
-    if encoder is None or not (Path(encoder.artifact_path) / "rerank").is_dir():
+    if encoder is None or not (ensure_local(encoder.artifact_path) / "rerank").is_dir():
         return
     from linker.rerank import Reranker, RerankerError
 
     try:
-        linker.reranker = Reranker.load(Path(encoder.artifact_path) / "rerank", linker.encoder, linker.table)
+        linker.reranker = Reranker.load(ensure_local(encoder.artifact_path) / "rerank", linker.encoder, linker.table)
         say("the artifact's LATTE re-ranker is carried over")
     except RerankerError as exc:
         say(f"the artifact's re-ranker is not used: {exc}")
@@ -239,6 +241,7 @@ def _build(index: IndexVersion, progress: Progress | None, recorder: IndexProgre
         recorder.check()  # the last moment a cancel can take effect: nothing is in place yet
         shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)  # the folder appears complete or not at all
+        publish(folder)  # before the row says ready: every host can load a ready index (webapp.artifacts)
     except IndexBuildCancelled as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         IndexVersion.objects.filter(pk=index.pk, state=IndexVersion.State.BUILDING).update(

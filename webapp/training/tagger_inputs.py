@@ -48,6 +48,7 @@ from linker.dictionary import NameTable
 from linker.methods.tagger_params import mention_type_filter
 from linker.recipe import TrainingInputs
 from linker.text import TextConfig
+from webapp.artifacts.local import local_base
 from webapp.corpus.models import Collection, Document, Mention
 from webapp.curation.models import OPEN_STATUSES, Decision
 from webapp.training.models import TrainingRun
@@ -246,7 +247,7 @@ def tagger_inputs(run: TrainingRun, out: Path) -> TrainingInputs:
     metadata["dictionary_names"] = len(names)
     return TrainingInputs(
         table=NameTable.from_records([], TextConfig()), pairs=(), concept_counts={}, out=out,
-        base_model=run.base_model or None, metadata=metadata, documents=documents, mention_types=types,
+        base_model=local_base(run.base_model), metadata=metadata, documents=documents, mention_types=types,
         dev_documents=dev, names=names,
     )
 

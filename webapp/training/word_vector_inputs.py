@@ -20,6 +20,7 @@ from linker.dictionary import NameTable
 from linker.hierarchy.graph import HierarchySource
 from linker.recipe import TrainingInputs
 from linker.text import TextConfig
+from webapp.artifacts.local import ensure_local
 from webapp.corpus.models import Document
 from webapp.training.dataset import dictionary_table, training_inputs
 from webapp.training.errors import RunError
@@ -81,7 +82,7 @@ def encoder_inputs(
     word_vectors: Path | None = None
     texts: list[str] = []
     if run.word_vectors is not None:
-        word_vectors = Path(run.word_vectors.artifact_path)
+        word_vectors = ensure_local(run.word_vectors.artifact_path)
         metadata["word_vectors"] = run.word_vectors.name
         said["word_vectors"] = run.word_vectors.name
     else:

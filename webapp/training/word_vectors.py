@@ -32,6 +32,8 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from linker.encoders.wordvec import WordVectors, WordVectorsError
+from webapp.artifacts.local import ensure_local
+from webapp.artifacts.manifests import is_available, publish
 from webapp.core.queue import QueueUnavailable, enqueue, job_task_id
 from webapp.core.uploads import new_upload_folder
 from webapp.jobs import lifecycle
@@ -42,6 +44,7 @@ from webapp.training.services import concept_records
 from webapp.vocab.models import Dictionary
 
 logger = logging.getLogger(__name__)
+VECTORS_FILE = "vectors.kv"  # what WordVectors.is_folder looks for: here, or listed in the artifact store
 
 __all__ = [
     "SYNC_LIMIT_BYTES", "UploadOutcome", "WordVectorRow", "check_word_vectors", "dictionary_names",
@@ -75,7 +78,7 @@ def get_word_vectors(name: str) -> WordVectorModel:
 
 
 def check_word_vectors(vectors: WordVectorModel) -> None:
-    if not WordVectors.is_folder(vectors.artifact_path):
+    if not _present(vectors):
         raise RunError(f"word vectors {vectors.name!r}: their folder {vectors.artifact_path} is gone")
 
 
@@ -121,6 +124,7 @@ def _store(upload: UploadedFile) -> Path:
         with open(path, "wb") as fh:
             for chunk in upload.chunks():
                 fh.write(chunk)
+        publish(path)  # the worker that reads it may be on another host (webapp.artifacts)
     except BaseException:
         _discard(path)
         raise
@@ -218,6 +222,7 @@ def import_word_vectors(
             )
             partial_folder.rename(folder)
             published = True
+            publish(folder)  # in the row's transaction (the PostgreSQL store): both are there, or neither
     except IntegrityError as exc:
         raise RunError(f"a word-vector model named {name!r} exists already: choose another name") from exc
     finally:
@@ -242,7 +247,7 @@ def _run_leased_upload(job_id: int) -> str:
     if not lifecycle.take(job_id):  # a re-delivered task of a finished job (one whose worker died runs again)
         return WordVectorUpload.objects.get(pk=job_id).state
     job = WordVectorUpload.objects.get(pk=job_id)
-    path = Path(job.path)
+    path = ensure_local(job.path)  # the web host that stored it may be another machine
     try:
         vectors = import_word_vectors(path, job.name, job.file_name, job.expected_dim, job.dictionary, job.created_by)
     except Exception as exc:
@@ -315,7 +320,12 @@ class WordVectorRow:
 
 def word_vector_rows(limit: int = 50) -> list[WordVectorRow]:
     models = list(word_vector_models().annotate(run_count=Count("training_runs"))[:limit])
-    return [WordVectorRow(m, getattr(m, "run_count", 0), WordVectors.is_folder(m.artifact_path)) for m in models]
+    return [WordVectorRow(m, getattr(m, "run_count", 0), _present(m)) for m in models]
+
+
+def _present(vectors: WordVectorModel) -> bool:
+    """Whether a run could start from them: their folder is here, or in the artifact store (made on another host)."""
+    return WordVectors.is_folder(vectors.artifact_path) or is_available(vectors.artifact_path, VECTORS_FILE)
 
 
 def recent_uploads(limit: int = 10) -> Iterable[WordVectorUpload]:

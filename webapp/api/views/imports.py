@@ -28,6 +28,7 @@ from webapp.api.views.common import (
     check_upload_request,
     save_upload,
 )
+from webapp.artifacts.manifests import publish
 from webapp.core.limits import LimitExceeded, check_path
 from webapp.core.uploads import new_upload_folder
 from webapp.imports.jobs import queue_import
@@ -91,6 +92,7 @@ class DictionaryUploadView(RejectNulMixin, GenericAPIView):
         folder = new_upload_folder()
         try:
             path = save_upload(v["file"], folder)
+            publish(path)  # for a worker on another host (webapp.artifacts)
             params = {"dictionary_slug": v["slug"], "title": v.get("title") or None, "release": v.get("release") or None}
             # A UMLS release's filters, only when given: the job of any other file has the params it always had.
             params.update({k: v[k] for k in ("sources", "languages") if v.get(k)})
