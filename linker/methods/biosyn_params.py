@@ -24,34 +24,31 @@ class BioSynParams:
 
     train_scope: str = param(
         "auto", "Training scope",
-        "How much of the transformer trains: all of it (a GPU job), a 3-layer student (about 11 minutes for NCBI "
-        "Disease on two CPU cores), or a head on the frozen model (seconds, but it overfits).",
+        "All of the transformer (GPU), a 3-layer student (CPU), or a head alone (seconds, but it overfits).",
         choices=(("auto", "auto (full on a GPU, student on a CPU)"), ("full", "full (the paper)"),
                  ("student", "student (the paper on 3 layers: CPU)"), ("head", "head (frozen transformer)")),
         shown=SCOPE_LABELS, refusal=f"train_scope must be auto or one of {', '.join(SCOPES)}", main=True, form=True)
     epochs: int = param(
-        0, "Epochs", "Passes over the training pairs. Empty: the scope's default, the paper's 10 when a GPU fine-tunes "
-        "the whole model, 1 for the CPU's 3-layer student.", high=1000, scoped=True, main=True, form=True)
+        0, "Epochs", "Passes over the training pairs.", high=1000, scoped=True, main=True, form=True)
     lr: float = param(
-        0.0, "Learning rate", "Of the transformer. Empty: the scope's default, the paper's 1e-5 on a GPU, 2e-5 for the "
-        "student.", scoped=True, main=True, form=True)
-    topk: int = param(_PAPER.topk, "Top-k candidates", "Candidates retrieved per mention each epoch, the gold ones "
-                      "among them marginalised (the paper's 20).", low=1, high=200, main=True, form=True)
-    dense_ratio: float = param(_PAPER.dense_ratio, "Dense share α", "Share of the top-k taken from dense retrieval, the "
-                               "rest from tf-idf (the paper's 0.5).", high=1, main=True, form=True)
+        0.0, "Learning rate", "Of the transformer.", scoped=True, main=True, form=True)
+    topk: int = param(_PAPER.topk, "Top-k candidates", "Candidates per mention each epoch (the paper's 20).", low=1,
+                      high=200, main=True, form=True)
+    dense_ratio: float = param(_PAPER.dense_ratio, "Dense share α", "Share of the top-k from dense retrieval (the "
+                               "paper's 0.5).", high=1, main=True, form=True)
     batch_size: int = param(_PAPER.batch_size, "Batch size", "Training mentions per step (the paper's 16).", low=1,
                             high=4096, main=True, form=True)
     max_length: int = param(_PAPER.max_length, "Max length (tokens)", "Longer names and mentions are cut (the "
                             "paper's 25).", low=4, high=512, main=True, form=True)
     skip_pretrain: bool = param(
-        False, "Synonym pre-training", "BioSyn first pre-trains on the dictionary's synonym sets (SapBERT-style); a "
-        "base encoder has done that already.", ask="Skip synonym pre-training",
+        False, "Synonym pre-training", "A base encoder has learnt the synonyms already.",
+        ask="Skip synonym pre-training",
         shown=((True, "skipped"), (False, "yes, before BioSyn")), main=True, form=True)
     pretrain_epochs: int = param(0, "Synonym pre-training epochs", "0: the scope's default.", scoped=True, main=True)
     pretrain_max_pairs: int = param(0, "Synonym pre-training pairs", "0: the scope's default.", scoped=True,
                                     unset="all", main=True)
-    max_queries: int = param(0, "Training queries", "Train on the first N queries only, for a quick trial; empty: "
-                             "all.", unset="all", main=True, form=True)
+    max_queries: int = param(0, "Training queries", "The first N only, for a quick trial; empty: all.", unset="all",
+                             main=True, form=True)
     device: str = device_param()
     weight_decay: float = param(_PAPER.weight_decay, "Weight decay")
     grad_clip: float = param(_PAPER.grad_clip, "Gradient clipping")

@@ -300,6 +300,6 @@ BNE: Method[BNERecipeConfig] = Method(
     description="BNE (Phan et al. 2019): character and word BiLSTM over fastText vectors, trained on synonym "
                 "sets with synonym, concept and context objectives",
     label="BNE (name encoder over word vectors)",
-    summary="BNE: a fast name encoder over word vectors (BiLSTM over characters and words)", params=BNEParams,
+    summary="BNE: a fast name encoder (BiLSTM)", params=BNEParams,
     configure=bne_config,
 )

@@ -392,6 +392,6 @@ DAN: Method[DANRecipeConfig] = Method(
     description="deep averaging network over word vectors (Fivez et al. 2021): fast name encoder, trained on "
                 "synonym sets or on the classes of a hierarchy level",
     label="DAN (name encoder over word vectors)",
-    summary="DAN: a fast name encoder over word vectors (averaging network; synonym sets or a hierarchy level)",
+    summary="DAN: a fast name encoder (averaging network)",
     params=DANParams, configure=dan_config,
 )

@@ -68,8 +68,8 @@ class DANParams:
     """DAN's parameters, the main ones first; the fastText ones are dropped when the run starts from word vectors.
     Which hierarchy a level >= 1 reads is the caller's to say (:class:`RunContext`)."""
 
-    level: int = param(_RECIPE.level, "Level", "0: synonym sets (concepts: the linking setting). L ≥ 1: the classes "
-                       "are the ancestors at level L of the hierarchy.", high=20,
+    level: int = param(_RECIPE.level, "Level", "0: synonym sets (linking); L ≥ 1: the ancestors at level L as "
+                       "classes.", high=20,
                        shown=((0, "0 (synonym sets: linking)"),), main=True, form=True)
     max_epochs: int = param(_RECIPE.max_epochs, "Max epochs", "Early stopping usually ends it sooner.", low=1,
                             high=1000, main=True, form="dan_epochs")

@@ -116,6 +116,6 @@ HIPRBERT: Method[HiPrBERTRecipeConfig] = Method(
     name="hiprbert", config_class=HiPrBERTRecipeConfig, train=train_hiprbert_artifact,
     description="hierarchy pre-training (HiPrBERT): a base encoder from the dictionaries' synonyms and hierarchies",
     label="Hierarchy pre-training (HiPrBERT)", title="HiPrBERT",
-    summary="Hierarchy pre-training (HiPrBERT): a base encoder from the dictionaries' hierarchies",
+    summary="Hierarchy pre-training (HiPrBERT): a base encoder",
     params=HiPrBERTParams, configure=hiprbert_config, output=BASE_ENCODER, base_model=True,
 )

@@ -90,16 +90,14 @@ class HiPrBERTParams:
     epochs: int = param(HierarchyPretrainConfig().epochs, "Epochs", "Passes over the anchor concepts (the batches "
                         "below each).", low=1, high=100, main=True, form="hiprbert_epochs")
     max_batches: int | None = param(
-        None, "Batches per epoch", "Empty: the scope's ({student} for the student, 12-16 minutes on two quiet CPU "
-        "cores; {full} for full). 0: every name once.", high=10_000_000, scoped=True, unset="all",
+        None, "Batches per epoch", "Per epoch; 0: every name once.", high=10_000_000, scoped=True, unset="all",
         placeholder="{student} on a CPU, {full} on a GPU", main=True, form="max_batches")
     batch_size: int | None = param(
         None, "Batch size (names)", "Empty: the scope's ({student} for the student, {full} for full, the paper's).",
         low=2, high=4096, scoped=True, placeholder="{student} on a CPU, {full} on a GPU", main=True,
         form="hiprbert_batch_size")
     lr: float | None = param(
-        None, "Learning rate", "Of the transformer. Empty: the scope's ({full} for full, the paper's; {student} for "
-        "the student's fewer steps).", low=0, above=True, high=1, below=True, scoped=True,
+        None, "Learning rate", "Of the transformer.", low=0, above=True, high=1, below=True, scoped=True,
         placeholder="{full} on a GPU, {student} on a CPU", main=True, form="hiprbert_lr")
     distances: str = param(
         HierarchyPretrainConfig().distances, "Distances", "Which pairs the loss orders: the hierarchy's four distances, "

@@ -143,6 +143,6 @@ LATTE: Method[LatteRecipeConfig] = Method(
     name="latte", config_class=LatteRecipeConfig, train=train_latte_artifact,
     description="LATTE re-ranker over the hybrid retriever's top-k: cross-attention, latent and known types",
     label="LATTE (re-ranker with latent and known types)",
-    summary="LATTE: a re-ranker over the active model (context, latent and known types)", params=LatteParams,
+    summary="LATTE: a re-ranker over the active model", params=LatteParams,
     configure=latte_config,
 )

@@ -284,6 +284,5 @@ TAGGER: Method[TaggerRecipeConfig] = Method(
     description="mention detection: the transformer fine-tuned as a BIO token classifier over words (windows of "
                 "subword tokens, first-subtoken labels)",
     label="Mention tagger (BIO token classification)",
-    summary="Mention tagger: a mention detector (BIO token classification) from the gold spans and curators' span "
-            "edits", params=TaggerParams, configure=tagger_config, output=DETECTOR, base_model=True,
+    summary="Mention tagger: finds the mentions of new documents", params=TaggerParams, configure=tagger_config, output=DETECTOR, base_model=True,
 )

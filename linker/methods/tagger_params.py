@@ -82,8 +82,7 @@ class TaggerParams:
     """The tagger's parameters, the main ones first."""
 
     mention_types: list[str] = param(
-        [], "Mention types", "The types it learns to find, comma-separated (e.g. Disease); empty: every type of the "
-        "training documents. Mentions curators added without a type always count.", unset="all types",
+        [], "Mention types", "Comma-separated (e.g. Disease); empty: every type. Untyped curator mentions count.", unset="all types",
         refusal=_TYPES, main=True, form="tagger_mention_types")
     epochs: int = param(_RECIPE.epochs, "Epochs", "Passes over the training documents; the evaluation collection is "
                         "scored after each.", low=1, high=1000, main=True, form="tagger_epochs")

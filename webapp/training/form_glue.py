@@ -62,7 +62,7 @@ def base_fields() -> dict[str, forms.Field]:
     return {
         "base_encoder": BaseEncoderField(
             queryset=base_encoders(), to_field_name="name", required=False,
-            help_text="A HiPrBERT base encoder (hierarchy pre-training) to start from, or the default base model."),
+            help_text="A HiPrBERT base encoder (hierarchy pre-training) to start from."),
         "base_model": forms.CharField(
             required=False, max_length=500, label="Or a base model folder",
             help_text="Local Hugging Face folder on the workers' machine, instead of a base encoder."),

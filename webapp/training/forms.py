@@ -26,8 +26,7 @@ class WordVectorUploadForm(forms.Form):
     """An admin's word-vector file: read by :func:`webapp.training.word_vectors.upload_word_vectors`."""
 
     # An empty file is the service's to refuse: its message names the file.
-    file = forms.FileField(label="Word-vector file", allow_empty_file=True, help_text="fastText .bin, word2vec .bin, or text .vec/.txt "
-                                                               "(first line: '<words> <dimension>').")
+    file = forms.FileField(label="Word-vector file", allow_empty_file=True, help_text="fastText .bin, word2vec .bin, or text .vec/.txt.")
     name = forms.SlugField(max_length=120, required=False, help_text="Empty: from the file's name.")
     dim = forms.IntegerField(min_value=1, max_value=MAX_DIM, required=False, label="Expected dimension",
                              help_text="Refuse the file unless its vectors have this dimension; empty: any.")
@@ -72,8 +71,7 @@ class IndexBuildForm(forms.Form):
     # Ticked on the page; left out of a POST (the base encoders' own build forms, scripts): built, not activated.
     activate = forms.BooleanField(
         required=False, initial=True, label="Activate when built",
-        help_text="It then serves the dictionary at once and the open mentions of its collections are re-linked; "
-                  "untick to compare it first and promote it yourself.")
+        help_text="It serves at once and the open mentions are re-linked; untick to compare it first.")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("auto_id", "build-%s")  # the base encoders' own build forms share the field names

@@ -50,22 +50,20 @@ class FieldGroup:
 
 class StartRunForm(forms.Form):
     method = forms.ChoiceField(widget=forms.RadioSelect, required=False,
-                               help_text="What the run trains; only that method's settings are shown below.")
+                               help_text="What the run trains; only its settings are shown.")
     dictionary = forms.ModelChoiceField(
         queryset=Dictionary.objects.order_by("slug"), to_field_name="slug", empty_label="Choose a dictionary",
-        help_text="The concepts to link to: the run trains on its latest release.",
+        help_text="The run trains on its latest release.",
     )
     collections = forms.ModelMultipleChoiceField(
         queryset=Collection.objects.filter(has_gold=True).order_by("slug"), to_field_name="slug", required=False,
         label="Training collections",
-        help_text="Gold mentions to train on (Ctrl- or Cmd-click for several); curator decisions made so far are "
-                  "added. HiPrBERT: optional, their gold mentions become extra names of the concepts they link to.",
+        help_text="Gold mentions to train on (Ctrl-click for several); curator decisions are added.",
     )
     eval_collection = forms.ModelChoiceField(
         queryset=Collection.objects.filter(has_gold=True).order_by("slug"), to_field_name="slug", required=False,
         label="Evaluate on", empty_label="none: evaluate the index later",
-        help_text="A gold collection held out of training: Acc@1, Acc@5 and MRR of the trained model. A training "
-                  "collection, or one sharing documents with them, is refused: its score would be memory.",
+        help_text="A held-out gold collection; one the run trains on, or sharing documents, is refused.",
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
