@@ -28,6 +28,7 @@ def _rows(queryset: Any, root: Path) -> list[dict[str, Any]]:
 def snapshot() -> dict[str, Any]:
     from django.conf import settings
 
+    from webapp.artifacts.models import Manifest
     from webapp.corpus.models import Mention
     from webapp.curation.models import Decision
     from webapp.curation.services.suggestions import panel_ranking
@@ -49,6 +50,9 @@ def snapshot() -> dict[str, Any]:
         "word_vectors": _rows(WordVectorModel.objects.all(), root),
         "mentions": Mention.objects.count(),
         "panel": panel,
+        # The artifact store's manifests move with the rows' paths (another host finds the restored index there).
+        "manifests": sorted([os.path.relpath(path, root), digest] for path, digest in
+                            Manifest.objects.values_list("logical_path", "digest")),
     }
 
 

@@ -90,6 +90,7 @@ def test_backup_then_restore_into_an_empty_server(demo, settings, tmp_path, rest
                                state=TrainingRun.State.SUCCEEDED, index_version=index, metrics={"acc@1": 0.5})
     before = snapshot()
     assert len(before["decisions"]) >= 3 and before["runs"] and before["indexes"] and any(before["panel"].values())
+    assert before["manifests"] and not before["manifests"][0][0].startswith("..")  # the index, under ARTIFACT_ROOT
 
     archive = tmp_path / "backup" / "workbench.tar"
     call_command("backup", out=str(archive))
