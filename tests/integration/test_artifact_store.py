@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import tracemalloc
 from pathlib import Path
 
@@ -132,12 +133,16 @@ def test_a_damaged_cached_copy_is_fetched_again_and_damaged_stored_bytes_are_ref
 
 
 FETCH = """
-import os, sys, django
+import os, sys, time, django
+from pathlib import Path
 os.environ["DJANGO_SETTINGS_MODULE"] = "webapp.settings"
 django.setup()
 from django.conf import settings
 settings.ARTIFACT_ROOT = sys.argv[1]
 from webapp.artifacts.local import ensure_local
+Path(sys.argv[3], "ready-" + str(os.getpid())).touch()
+while not Path(sys.argv[3], "go").exists():  # all start fetching at the same moment
+    time.sleep(0.01)
 print(ensure_local(sys.argv[2]))
 """
 
@@ -152,8 +157,14 @@ def test_processes_fetching_at_once_all_get_the_one_whole_copy(host_a, settings,
     publish(folder)
     host_b = _as_host_b(settings, tmp_path)
     env = os.environ | {"DATABASE_URL": database_url(connection.settings_dict), "ARTIFACT_CHUNK_BYTES": str(CHUNK)}
-    procs = [subprocess.Popen([sys.executable, "-c", FETCH, str(host_b), str(folder)], env=env, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    procs = [subprocess.Popen([sys.executable, "-c", FETCH, str(host_b), str(folder), str(barrier)], env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    deadline = time.monotonic() + 120
+    while len(list(barrier.glob("ready-*"))) < 2 and time.monotonic() < deadline and all(p.poll() is None for p in procs):
+        time.sleep(0.05)
+    (barrier / "go").touch()
     outs = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), [err[-2000:] for _, err in outs]
     paths = {out.strip() for out, _ in outs}
