@@ -90,10 +90,10 @@ class HiPrBERTParams:
     epochs: int = param(HierarchyPretrainConfig().epochs, "Epochs", "Passes over the anchor concepts (the batches "
                         "below each).", low=1, high=100, main=True, form="hiprbert_epochs")
     max_batches: int | None = param(
-        None, "Batches per epoch", "Per epoch; 0: every name once.", high=10_000_000, scoped=True, unset="all",
+        None, "Batches per epoch", "0: every name once.", high=10_000_000, scoped=True, unset="all",
         placeholder="{student} on a CPU, {full} on a GPU", main=True, form="max_batches")
     batch_size: int | None = param(
-        None, "Batch size (names)", "Empty: the scope's ({student} for the student, {full} for full, the paper's).",
+        None, "Batch size (names)", "The paper's: {full}.",
         low=2, high=4096, scoped=True, placeholder="{student} on a CPU, {full} on a GPU", main=True,
         form="hiprbert_batch_size")
     lr: float | None = param(

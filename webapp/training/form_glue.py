@@ -101,8 +101,7 @@ class FormGlue:
 def _word_vectors() -> forms.Field:
     field = WordVectorsField(
         queryset=word_vector_models(), to_field_name="name", required=False, label="Start from word vectors",
-        help_text="Word vectors of the workbench (a fastText run's, or an uploaded file on the models page); "
-                  "empty: fastText is trained on the gold collections' documents first.")
+        help_text="A fastText run's vectors, or a file uploaded on the Models page.")
     field.empty_label = "none: train fastText on the run's texts first"
     return field
 
