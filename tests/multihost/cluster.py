@@ -194,15 +194,16 @@ class Cluster:
     # --- the workbench's roles -----------------------------------------------------------------------------
 
     def private(self, host: str, argv: list[str]) -> list[str]:
-        """``argv`` run where the other hosts' folders are empty: an empty tmpfs is mounted over each in the mount
-        namespace `ip netns exec` makes for the command (its mounts never reach the machine's own), so a path
-        another host wrote (an artifact in its ARTIFACT_ROOT) is not there, as on a machine of its own."""
+        """``argv`` run as on a machine of its own: its host name (a UTS namespace: Celery's ``%h``, the worker a run
+        names), and the other hosts' folders empty (a tmpfs over each, in the mount namespace `ip netns exec` makes
+        for the command, whose mounts never reach the machine's own), so that a path another host wrote (an artifact
+        in its ARTIFACT_ROOT) is not there."""
         others = [str(self.root / name) for name in HOSTS if name != host]
         for folder in others:
             Path(folder).mkdir(parents=True, exist_ok=True)
-        script = 'for d in ' + " ".join(f"'{f}'" for f in others) + '; do mount -t tmpfs -o size=1m,mode=0755 none "$d" ' \
-                 '|| exit 97; done; exec "$@"'
-        return ["/bin/sh", "-c", script, "sh", *argv]
+        script = (f"hostname {host} && for d in " + " ".join(f"'{f}'" for f in others) +
+                  '; do mount -t tmpfs -o size=1m,mode=0755 none "$d" || exit 97; done; exec "$@"')
+        return [shutil.which("unshare") or "/usr/bin/unshare", "--uts", "/bin/sh", "-c", script, "sh", *argv]
 
     def _start(self, host: str, name: str, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
         process = self.net.start(host, self.private(host, argv), env, self.log(host, name), PROJECT_ROOT)
@@ -236,8 +237,8 @@ class Cluster:
             self._start(host, name, argv, self.env(host, role.env))
 
     def worker_nodes(self, host: str) -> list[str]:
-        nodename = os.uname().nodename  # namespaces share the UTS namespace: %h is the same on every host
-        return [f"{ROLES[name].argv[ROLES[name].argv.index('-n') + 1].split('@')[0]}@{nodename}"  # type: ignore[index]
+        # Celery's %h is the host's name (Cluster.private)
+        return [f"{ROLES[name].argv[ROLES[name].argv.index('-n') + 1].split('@')[0]}@{host}"  # type: ignore[index]
                 for name in HOSTS[host].roles if ROLES[name].queues]
 
     def wait_ready(self, hosts: list[str], timeout_s: float = 120) -> None:

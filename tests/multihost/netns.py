@@ -81,6 +81,20 @@ class Network:
         done = subprocess.run(["ip", "netns", "pids", self.hosts[host]], capture_output=True, text=True, timeout=30)
         return [int(pid) for pid in done.stdout.split()]
 
+    def leaks(self, host: str) -> list[str]:
+        """What of ``host`` could reach beyond the private network: a route other than the /24's (a default route),
+        or a TCP socket whose peer is neither on the /24 nor loopback. Empty: nothing leaves the machine."""
+        routes = subprocess.run(["ip", "-n", self.hosts[host], "-4", "route"], capture_output=True, text=True,
+                                timeout=30).stdout.splitlines()
+        found = [f"route {line}" for line in routes if not line.startswith(f"{self.subnet}.0/24 ")]
+        sockets = subprocess.run(["ip", "netns", "exec", self.hosts[host], "ss", "-Htna"], capture_output=True,
+                                 text=True, timeout=30).stdout.splitlines()
+        for line in sockets:
+            peer = line.split()[4].rsplit(":", 1)[0].strip("[]")
+            if not (peer.startswith(f"{self.subnet}.") or peer in ("*", "0.0.0.0", "::", "127.0.0.1", "::1")):
+                found.append(f"socket {line}")
+        return found
+
     def kill_host(self, host: str, timeout_s: float = 20.0) -> int:
         """SIGKILL every process of ``host``, as a machine losing power; how many there were."""
         killed: set[int] = set()

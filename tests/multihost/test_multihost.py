@@ -8,7 +8,8 @@ timed (``[multihost] step ...: 12.3 s`` on stdout):
    made meanwhile on both web hosts are all kept;
 3. with the gpu host down, a run is queued and Redis restarted: the message is still queued;
 4. the gpu host comes back and trains that run; its index is promoted and both web hosts serve it;
-5. one web host is killed: the other keeps serving, and decisions made there are kept.
+5. no host has a route or a connection beyond the private network and loopback;
+6. one web host is killed: the other keeps serving, and decisions made there are kept.
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ def test_hosts_die_and_come_back_without_losing_work(cluster: Cluster) -> None:
         ended = wait_for("the run no longer running", lambda: (r := api.run("web2", run))["state"] != "running" and r, 60)
         say(f"run {run}: {ended['state']}: {ended['error']}")
         assert ended["state"] in ("failed", "queued") and WORKER_LOST in ended["error"], ended
+        assert "gpu" in ended["error"], "the reason does not name the host that died"
         assert _decisions(cluster) == set(mentions[:2])
 
     with cluster.step("queued run survives a Redis restart"):
@@ -100,6 +102,7 @@ def test_hosts_die_and_come_back_without_losing_work(cluster: Cluster) -> None:
         cluster.stop_redis()
         cluster.start_redis()
         assert cluster.redis().llen(GPU_QUEUE) == 1, "Redis lost the queued run's message in its restart"
+        cluster.wait_ready(["default"])  # the default host's workers are back on the restarted Redis
 
     with cluster.step("gpu host back, trains the queued run"):
         cluster.start_host("gpu")
@@ -115,6 +118,10 @@ def test_hosts_die_and_come_back_without_losing_work(cluster: Cluster) -> None:
             wait_for(f"{host} serving index {index}", lambda h=host: _serves(api.link(h), index), 120, every_s=1.0)
             # Fetched from the store into the host's own cache: no host can see another's folders (Cluster.private).
             assert any((cluster.var(host) / "artifacts" / "cache" / "store").iterdir()), host
+
+    with cluster.step("nothing left the private network"):
+        leaks = {host: found for host in cluster.net.hosts if (found := cluster.net.leaks(host))}
+        assert not leaks, leaks
 
     with cluster.step("one web host killed, the other serves"):
         say(f"killed {cluster.kill_host('web1')} processes of web1")
