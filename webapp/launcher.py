@@ -75,6 +75,10 @@ def _setup(data: Path | None) -> tuple[str, str]:
     else:
         load_demo(embedded.data_dir() / "demo")
     _ensure_indexes(dense=data is None)
+    from webapp.core.help import build_site, is_built
+
+    if not is_built() and not build_site():
+        print("  (the documentation at /help/ is not built: `scripts/docs build`)", flush=True)
 
     username = os.environ.get("ADMIN_USERNAME", "admin")
     password, _generated = _admin_password()

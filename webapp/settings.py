@@ -230,9 +230,9 @@ STATICFILES_DIRS = [BASE_DIR / "webapp" / "static"]
 STATIC_ROOT = embedded.data_dir() / "static"
 STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise expects the folder even before collectstatic
 WHITENOISE_USE_FINDERS = True  # serve from the app folders without a collectstatic step in development
-# Where the documentation site (mkdocs.yml, docs/) is served: each page's "?" links to its section there
-# (webapp/core/templatetags/docs_links.py). The default is `scripts/docs serve` on this machine, which works offline.
-DOCS_URL = envstr("DOCS_URL", "http://127.0.0.1:8001/")
+# Where each page's "?" opens the documentation (webapp/core/templatetags/docs_links.py): the app's own /help/, the site
+# `mkdocs build` writes (webapp/core/help.py); another address (a docs server of your own) if you set one.
+DOCS_URL = envstr("DOCS_URL", "/help/")
 
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie

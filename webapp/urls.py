@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from webapp.core import help as core_help
 from webapp.core import views as core_views
 from webapp.curation import collection_views
 from webapp.imports import views as imports_views
@@ -15,6 +16,8 @@ from webapp.vocab import urls as vocab_urls
 urlpatterns = [
     path("", home, name="home"),
     path("healthz", core_views.healthz, name="healthz"),
+    path("help/", core_help.help_page, name="help"),  # the documentation site (webapp/core/help.py)
+    path("help/<path:path>", core_help.help_page, name="help-page"),
     path("metrics", metrics_view.metrics, name="metrics"),  # Prometheus: a bearer token or an admin (docs/metrics.md)
     path("jobs/", include("webapp.jobs.urls")),
     path("audit/", include("webapp.audit.urls")),

@@ -157,6 +157,8 @@ def _cell(w: World) -> str:
 ROUTES: dict[str, Route] = {
     "": _r(lambda w: "/", who=SIGNED_IN),
     "healthz": _r(lambda w: "/healthz", public=True),
+    "help/": _r(lambda w: "/help/", who=SIGNED_IN),  # the documentation site (built or not: 200 either way)
+    "help/<path:path>": _r(lambda w: "/help/admin-runs/", who=SIGNED_IN),
     "metrics": _r(lambda w: "/metrics", who=ADMIN),  # or a scraper's METRICS_TOKEN (tests/integration/test_metrics.py)
     "jobs/": _r(lambda w: "/jobs/", who=ADMIN),
     "jobs/<int:pk>/cancel/": _r(lambda w: f"/jobs/{MISSING}/cancel/", who=ADMIN),
