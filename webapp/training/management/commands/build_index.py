@@ -12,6 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from webapp.artifacts.manifests import publish
 from webapp.core.queue import QueueUnavailable, job_task_id, send_now
 from webapp.corpus.models import Collection
 from webapp.linking.models import EncoderModel, IndexVersion
@@ -99,6 +100,8 @@ class Command(BaseCommand):
         encoder, _ = EncoderModel.objects.get_or_create(
             name=name, defaults={"method": method, "base_model": str(folder), "artifact_path": str(folder)}
         )
+        if opts["model"]:  # a folder of this host's: a worker on another host fetches it from the artifact store
+            publish(folder)
         return encoder
 
     @staticmethod
