@@ -14,6 +14,15 @@ from tests.multihost.cluster import Cluster, make_root, say
 from tests.multihost.hosts import HOSTS, OPERATOR_OCTET
 from tests.multihost.netns import Network, free_subnet, remove_stale, unavailable
 
+# Every step's timing of this session's runs, for the terminal summary (printed even when output is captured).
+TIMINGS: list[tuple[str, float]] = []
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if TIMINGS:
+        terminalreporter.write_line("[multihost] timings: " + ", ".join(f"{name} {took:.1f} s" for name, took in TIMINGS)
+                                    + f"; {sum(took for _, took in TIMINGS):.0f} s in all")
+
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
@@ -47,3 +56,4 @@ def cluster() -> Iterator[Cluster]:
         else:
             shutil.rmtree(root, ignore_errors=True)
         say("timings: " + ", ".join(f"{name} {took:.1f} s" for name, took in cluster.timings))
+        TIMINGS.extend(cluster.timings)
