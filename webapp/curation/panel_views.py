@@ -117,8 +117,22 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
     if outcome.propagated:
         summary += f" Applied to {len(outcome.propagated)} identical mention{'s' if len(outcome.propagated) != 1 else ''}"
         summary += f" ({outcome.skipped} already decided, left as they were)." if outcome.skipped else "."
-    trigger = {"curation:decided": {"mention": mention.pk, "decision": decision.pk, "message": summary}}
+    trigger: dict[str, Any] = {"curation:decided": {"mention": mention.pk, "decision": decision.pk, "message": summary}}
+    following = _next_open(mention, data["next"])
+    if following is not None:
+        # The page moves on by itself: answer with the next mention's panel (the summary is the page's toast).
+        trigger["curation:decided"]["shown"] = following.pk
+        return _panel_response(request, following, refresh_document=True, trigger=trigger)
     return _panel_response(request, _mention(request, pk), alert=summary, alert_kind="success", refresh_document=True, trigger=trigger)
+
+
+def _next_open(decided: Mention, pk: int | None) -> Mention | None:
+    """The mention the page asked to see next, if it is another open mention of the same document (a decision
+    applied to identical mentions may have decided it: the page then moves on by itself, as before)."""
+    if pk is None or pk == decided.pk:
+        return None
+    return (Mention.objects.select_related("document__collection__dictionary")
+            .filter(pk=pk, document_id=decided.document_id, status__in=services.OPEN_STATUSES).first())
 
 
 def _summary(decision: Decision) -> str:

@@ -22,6 +22,7 @@
   let shownAt = performance.now();
   let busy = false;
   let pendingSelection = null; // {start, end, text}
+  let revealOnSwap = null; // a decision's answer is the next mention's panel: show that mention once it is in
 
   // --- preferences -----------------------------------------------------------------------------------
   try {
@@ -66,8 +67,8 @@
     if (from && to) { from.textContent = String(Number(from.textContent) - 1); to.textContent = String(Number(to.textContent) + 1); }
   }
 
-  function select(id, opts) {
-    if (!id) return;
+  function reveal(id, opts) {
+    // The selected mention highlighted, scrolled to (focused when asked) and named in the address.
     current = String(id);
     highlight();
     const mark = document.getElementById("mention-" + current);
@@ -78,6 +79,11 @@
     const url = new URL(window.location.href);
     url.searchParams.set("m", current);
     history.replaceState(null, "", url);
+  }
+
+  function select(id, opts) {
+    if (!id) return;
+    reveal(id, opts);
     htmx.ajax("GET", root.dataset.panelUrl.replace("/0/", "/" + current + "/"), { target: "#panel", swap: "innerHTML" });
   }
 
@@ -124,6 +130,12 @@
     if (/\/(decide|span)\/$/.test(path)) {
       evt.detail.parameters.time_on_task_ms = String(Math.round(performance.now() - shownAt));
     }
+    // With auto-advance the decision's answer is the next open mention's panel: one request per decision, not a
+    // POST and then a panel GET (bench/curator_speed.py). The server says so ("shown"), or answers as before.
+    if (/\/decide\/$/.test(path) && autoAdvance.checked) {
+      const next = nextOpen();
+      if (next) evt.detail.parameters.next = next;
+    }
   });
   document.body.addEventListener("htmx:beforeRequest", (evt) => {
     if (evt.detail.requestConfig && evt.detail.requestConfig.verb === "post") busy = true;
@@ -146,6 +158,8 @@
     }
   });
   document.body.addEventListener("htmx:afterSwap", (evt) => {
+    // Search hits too: Enter on the first hit right after they appear must link it, not wait for the settle.
+    if (evt.detail.target.id === "search-results") htmx.process(evt.detail.target);
     if (evt.detail.target === panel) {
       // htmx wires the new panel's buttons and search box only when it settles (~20 ms later); a curator's
       // next key often comes sooner. Wiring now is idempotent.
@@ -154,6 +168,7 @@
       const id = body && body.dataset.mentionId;
       if (id && id !== current) { current = id; }
       if (id) recolour(id, body.dataset.status);
+      if (id && id === revealOnSwap) { revealOnSwap = null; reveal(id, { focus: true }); }
       shownAt = performance.now();
     }
   });
@@ -167,6 +182,13 @@
   document.body.addEventListener("curation:decided", (evt) => {
     const detail = evt.detail || {};
     if (detail.message) toast(detail.message);
+    if (detail.shown) {
+      // The answer is the next mention's panel (this event comes before htmx swaps it in; reveal at once if not).
+      const body = panel.querySelector(".panel-body");
+      if (body && body.dataset.mentionId === String(detail.shown)) reveal(detail.shown, { focus: true });
+      else revealOnSwap = String(detail.shown);
+      return;
+    }
     if (autoAdvance.checked && detail.advance !== false) setTimeout(advance, 0);
   });
   document.body.addEventListener("curation:undone", (evt) => {
