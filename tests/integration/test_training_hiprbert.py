@@ -195,7 +195,7 @@ def test_the_start_form_offers_the_method_with_the_scope_defaults(alice_client) 
     page = alice_client.get("/training/runs/new/?method=hiprbert").content.decode()
     assert "Flat (no hierarchy)" in page  # the hint in "More dictionaries"
     assert 'value="hiprbert"' in page and "Hierarchy pre-training (HiPrBERT)" in page
-    assert "1000 for the student" in page and 'name="holdout_share"' in page and 'name="extra_dictionaries"' in page
+    assert "1000 on a CPU" in page and 'name="holdout_share"' in page and 'name="extra_dictionaries"' in page
     assert 'value="hiprbert" id="id_method_2" checked' in page  # preselected by the query string
     response = alice_client.post("/training/runs/new/", {"method": "hiprbert", "dictionary": "tree", "max_batches": 4,
                                                          "hiprbert_batch_size": 8, "hiprbert_lr": 5e-5, "distances": "synonym",
