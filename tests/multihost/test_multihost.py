@@ -14,6 +14,7 @@ timed (``[multihost] step ...: 12.3 s`` on stdout):
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -68,6 +69,12 @@ def _serves(answer: dict[str, Any], index: int) -> bool:
     return answer["index_version"] == index and all(m["candidates"] for m in answer["mentions"]) and bool(answer["mentions"])
 
 
+def _fetched(cluster: Cluster, host: str) -> int:
+    """How many artifacts ``host`` has fetched from the store into its own cache (webapp.artifacts.local)."""
+    cache = cluster.var(host) / "artifacts" / "cache" / "store"
+    return sum(1 for folder in cache.iterdir() if folder.is_dir()) if cache.is_dir() else 0
+
+
 def _decisions(cluster: Cluster) -> set[int]:
     return {row[0] for row in cluster.sql("SELECT mention_id FROM curation_decision")}
 
@@ -83,6 +90,7 @@ def test_hosts_die_and_come_back_without_losing_work(cluster: Cluster) -> None:
     with cluster.step("both web hosts serve candidates"):
         for host in WEBS:
             assert _serves(api.link(host), cluster.seeded["index"]), host
+        fetched = {host: _fetched(cluster, host) for host in WEBS}  # the seed's index, built on the default host
 
     with cluster.step("gpu host killed mid-run"):
         run = api.start_run("web1", SLOW)
@@ -98,7 +106,7 @@ def test_hosts_die_and_come_back_without_losing_work(cluster: Cluster) -> None:
 
     with cluster.step("queued run survives a Redis restart"):
         queued = api.start_run("web2", TINY)
-        assert cluster.redis().llen(GPU_QUEUE) == 1, "the run's message is not on the gpu queue"
+        wait_for("the run's message on the gpu queue", lambda: cluster.redis().llen(GPU_QUEUE) == 1, 10)
         cluster.stop_redis()
         cluster.start_redis()
         assert cluster.redis().llen(GPU_QUEUE) == 1, "Redis lost the queued run's message in its restart"
@@ -113,11 +121,11 @@ def test_hosts_die_and_come_back_without_losing_work(cluster: Cluster) -> None:
         index = int(done["index_version"])
 
     with cluster.step("promoted index served by both web hosts"):
-        cluster.run_once("default", [*_manage(), "promote_index", str(index)])
+        cluster.run_once("default", [sys.executable, "manage.py", "promote_index", str(index)])
         for host in WEBS:
             wait_for(f"{host} serving index {index}", lambda h=host: _serves(api.link(h), index), 120, every_s=1.0)
-            # Fetched from the store into the host's own cache: no host can see another's folders (Cluster.private).
-            assert any((cluster.var(host) / "artifacts" / "cache" / "store").iterdir()), host
+            # Fetched from the store into the host's own cache: no host sees another's folders (Cluster.private).
+            assert _fetched(cluster, host) > fetched[host], f"{host} fetched none of the gpu host's artifacts"
 
     with cluster.step("nothing left the private network"):
         leaks = {host: found for host in cluster.net.hosts if (found := cluster.net.leaks(host))}
@@ -130,8 +138,3 @@ def test_hosts_die_and_come_back_without_losing_work(cluster: Cluster) -> None:
         api.decide("web2", mentions[2], "MESH:D009203")
         assert _decisions(cluster) == set(mentions[:3])
 
-
-def _manage() -> list[str]:
-    import sys
-
-    return [sys.executable, "manage.py"]
