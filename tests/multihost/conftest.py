@@ -27,8 +27,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
     reason = unavailable()
-    if reason and os.environ.get("CI", "").lower() not in ("", "0", "false"):
-        pytest.fail(f"CI runs every test it can: {reason}")  # as the browser tests' missing tools (.ci/run)
+    if reason and shutil.which("ip") is None and os.environ.get("CI", "").lower() not in ("", "0", "false"):
+        # .ci/run installs iproute2: its absence there is CI's fault (as the browser tests' missing tools); a machine
+        # that refuses namespaces (no root, a container without CAP_SYS_ADMIN) is skipped, saying why.
+        pytest.fail(f"CI runs every test it can: {reason}")
     if reason:
         pytest.skip(reason)
     stale = remove_stale()
