@@ -5,7 +5,7 @@ read back part by part (``Linker.save`` and ``Linker.load`` assemble the linker)
     encoder/             encoder.json (its kind) + a transformer's Hugging Face weights and tokenizer, or a
                          BNE/DAN encoder's weights and word vectors
     sparse/              tf-idf vocabulary, idf and the name matrix (none without tf-idf search)
-    index/               faiss index, vectors, faiss-row -> name-row map
+    index/               faiss index, vectors, faiss-row -> name-row map (pgvector: the table's name, the rows)
     table/               name_table.json (names, raw names, concept ids, alt id map)
     first_stage/         optional fast encoder (BNE, DAN) and its index, searched before the transformer
     prior.json           concept prior from training annotations (a tie-breaker, see RetrievalConfig)
@@ -29,6 +29,7 @@ from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
 from linker.encoders.registry import load_encoder
 from linker.index import DenseIndex
+from linker.pgvector_index import load_index
 from linker.rerank.reranker import Reranker, RerankerError
 from linker.retrieval import FirstStage
 from linker.sparse import SparseEncoder
@@ -101,11 +102,11 @@ def read_artifact(
     encoder = index = None
     if payload.get("has_encoder"):
         encoder = load_encoder(folder / "encoder", quantize=config.quantize, device=device)
-        index = DenseIndex.load(folder / "index")
+        index = load_index(folder / "index")
     first_stage = None
     if encoder is not None and (folder / "first_stage" / "encoder").is_dir():
         first_stage = FirstStage(load_encoder(folder / "first_stage" / "encoder"),
-                                 DenseIndex.load(folder / "first_stage" / "index"))
+                                 load_index(folder / "first_stage" / "index"))
     prior_path = folder / "prior.json"
     prior = json.loads(prior_path.read_text()) if prior_path.exists() else None
     parts = ArtifactParts(table, sparse, encoder, index, config, dict(payload.get("metadata") or {}), prior,

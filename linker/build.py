@@ -19,6 +19,7 @@ from linker.dictionary import NameTable
 from linker.encoders.base import NameEncoder
 from linker.encoders.transformer import TransformerEncoder, cached_features
 from linker.index import DenseIndex
+from linker.pgvector_index import build_index
 from linker.retrieval import FirstStage, encode_names
 from linker.sparse import SparseEncoder
 
@@ -86,7 +87,7 @@ def build_search(
         t0 = time.perf_counter()
         vectors = _encode_table(table, encoder, config, meta, feature_cache, start, reporting("encode"))
         start("faiss", len(vectors))
-        index = DenseIndex.build(vectors, config=config.index)
+        index = build_index(vectors, config.index)
         meta["dense_build_s"] = time.perf_counter() - t0
     first_stage = None
     if first_stage_encoder is not None and encoder is not None:
@@ -94,7 +95,7 @@ def build_search(
         fast = encode_names(first_stage_encoder, table.names, batch_size=config.encode_batch_size,
                             progress=reporting("first-stage"))
         start("faiss", len(fast))
-        first_stage = FirstStage(first_stage_encoder, DenseIndex.build(fast, config=config.index))
+        first_stage = FirstStage(first_stage_encoder, build_index(fast, config.index))
         meta["first_stage_build_s"] = time.perf_counter() - t0
     meta["names"] = len(table)
     return SearchStructures(sparse, index, first_stage, meta)

@@ -19,8 +19,10 @@ import numpy as np
 __all__ = ["IndexConfig", "IndexKind", "KINDS", "AUTO_GRAPH_FROM", "pq_subquantisers", "new_faiss_index",
            "with_search_settings"]
 
-IndexKind = Literal["auto", "flat", "hnsw", "ivf", "ivfpq"]
-KINDS = ("auto", "flat", "hnsw", "ivf", "ivfpq")
+IndexKind = Literal["auto", "flat", "hnsw", "ivf", "ivfpq", "pgvector"]
+# pgvector: the vectors in a PostgreSQL table under pgvector's HNSW (linker.pgvector_index; the hnsw_* settings,
+# halfvec unless vector_dtype is float32), searched by SQL; never "auto"'s choice (it needs a database).
+KINDS = ("auto", "flat", "hnsw", "ivf", "ivfpq", "pgvector")
 # ``auto`` below this many names is flat (exact search of a million 384-d vectors is ~1.5 GB and tens of ms a query
 # on two cores); from it, an HNSW graph with a float16 copy (bench/scale.py measured it at 3 million names).
 AUTO_GRAPH_FROM = 1_000_000
@@ -56,7 +58,7 @@ class IndexConfig:
     def resolved(self, names: int) -> IndexConfig:
         """The concrete settings for ``names`` vectors: ``auto`` kind becomes flat, or HNSW from
         :data:`AUTO_GRAPH_FROM` names; ``auto`` vector dtype float32, or float16 from there. Explicit values stay."""
-        large = names >= AUTO_GRAPH_FROM
+        large = names >= AUTO_GRAPH_FROM or self.kind == "pgvector"  # pgvector: halfvec unless float32 asked
         kind = ("hnsw" if large else "flat") if self.kind == "auto" else self.kind
         dtype = ("float16" if large else "float32") if self.vector_dtype == "auto" else self.vector_dtype
         return replace(self, kind=kind, vector_dtype=dtype)

@@ -12,6 +12,10 @@ class LinkingConfig(AppConfig):
 
         from webapp.linking.models import IndexVersion
         from webapp.linking.registry import index_version_changed
+        from webapp.linking.vector_tables import drop_index_table, install
+
+        install()  # pgvector indexes (linker.pgvector_index) live in this app's database
+        post_delete.connect(drop_index_table, sender=IndexVersion, dispatch_uid="linking-drop-vector-table")
 
         post_save.connect(index_version_changed, sender=IndexVersion, dispatch_uid="linking-forget-active-on-save")
         post_delete.connect(index_version_changed, sender=IndexVersion, dispatch_uid="linking-forget-active-on-delete")
