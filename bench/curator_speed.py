@@ -24,7 +24,11 @@ search GETs and the client's own time (script, swap, render). Typing is as fast 
 what the software costs a curator, not how fast a person reads or types.
 
 The figures are appended to bench/RESULTS.md with the machine they ran on (append only); ``--before`` puts an
-earlier run's JSON (``--json-out``) beside them, with ratios.
+earlier run's JSON (``--json-out``) beside them, with ratios. ``--two-requests`` replays the flow before issue #46's
+fix (a decision answered with the decided mention's panel, then a GET of the next one's) for an A/B in one sitting:
+
+    python bench/curator_speed.py --two-requests --no-record --json-out /tmp/before.json
+    python bench/curator_speed.py --before /tmp/before.json
 """
 
 from __future__ import annotations
@@ -453,28 +457,35 @@ def entry(result: dict[str, Any], before: dict[str, Any] | None) -> str:
     """The RESULTS.md section: the figures (beside an earlier run's, with ratios), the wait's split, the kinds."""
     when = result["date"][:16].replace("T", " ")
     lines = ["", f"## {when} UTC curator speed: keyboard-only in Chromium over NCBI Disease dev (bench/curator_speed.py)", "",
-             f"Machine: {result['machine']}; 1-minute load average {result['load_avg_1m_at_start']} at the start. "
-             f"gunicorn {result['web_workers']} workers x 4 threads; CTD MEDIC with its sparse index (the run command's index "
-             f"for a data folder); {result['setup']['gold_mentions']} NCBI dev mentions with one gold concept "
-             f"({result['setup']['set_aside']} composite or unresolved set aside).", ""]
+             f"Machine: {result['machine']}; 1-minute load average {result['load_avg_1m_at_start']} at the start "
+             f"(before: {before['load_avg_1m_at_start'] if before else '-'}). gunicorn {result['web_workers']} workers x 4 threads; "
+             f"CTD MEDIC with its sparse index (the run command's index for a data folder); "
+             f"{result['setup']['gold_mentions']} NCBI dev mentions with one gold concept "
+             f"({result['setup']['set_aside']} composite or unresolved set aside). Typing at machine speed: what the software "
+             "costs a curator, not how fast a person reads.", ""]
     if result.get("note"):
         lines += [f"Note: {result['note']}", ""]
-    head = "| measure | before | after | after / before |\n|---|---:|---:|---:|" if before else "| measure | value |\n|---|---:|"
-    lines.append(head)
+    runs = [("before", before), ("after", result)] if before else [("this run", result)]
+    lines += ["| measure | " + " | ".join(name for name, _ in runs) + (" | after / before |" if before else " |"),
+              "|---|" + "---:|" * (len(runs) + (1 if before else 0))]
     for label, key, stat in ROWS:
-        now = _figure(result, key, stat)
-        if before:
-            was = _figure(before, key, stat)
-            ratio = f"{now / was:.2f}" if now is not None and was else "-"
-            lines.append(f"| {label} | {was} | {now} | {ratio} |")
-        else:
-            lines.append(f"| {label} | {now} |")
-    for name, run in (("before", before), ("after" if before else "this run", result)):
-        if run is None:
-            continue
-        lines += ["", f"{name.capitalize()}: {run['decisions']} decisions ({_kinds(run['kinds'])}) in {run['seconds']} s over "
-                  f"{run['documents']} documents; requests per decision {run['requests_per_decision']}; where the wait after "
-                  f"the deciding key went (median ms; server = the Server-Timing part of a request): {run['wait_split_median_ms']}."]
+        values = [_figure(run, key, stat) for _, run in runs]
+        ratio = [f"{values[1] / values[0]:.2f}" if values[0] and values[1] is not None else "-"] if before else []
+        lines.append(f"| {label} | " + " | ".join(str(v) for v in values + ratio) + " |")
+    lines += ["", "Where the wait after the deciding key goes (median ms over the decisions followed by another mention; "
+              "server = the request's Server-Timing, the rest of a request is queueing and transfer):", "",
+              "| part | " + " | ".join(name for name, _ in runs) + " |", "|---|" + "---:|" * len(runs)]
+    parts = (("decision POST", "decide_ms"), ("of which server", "decide_server_ms"), ("panel GET", "panel_ms"),
+             ("of which server", "panel_server_ms"), ("client: script, swaps, timers, paint", "client_ms"),
+             ("of which last answer to paint", "render_ms"))
+    for label, key in parts:
+        lines.append(f"| {label} | " + " | ".join(str(run["wait_split_median_ms"].get(key, 0.0)) for _, run in runs) + " |")
+    for name, run in runs:
+        kinds = "; ".join(f"{kind} {v['n']} (keys {v['keys']['median']}, wait {v['wait_ms']['median']} ms, server "
+                          f"{v['server_ms']['median']} ms)" for kind, v in run["by_kind"].items())
+        lines += ["", f"{name.capitalize()}: {run['decisions']} decisions in {run['seconds']} s over {run['documents']} documents "
+                  f"(opening the next with `]`: {run['document_open_ms'].get('median')} ms median); by kind, medians: {kinds}; "
+                  f"requests per decision {run['requests_per_decision']}."]
     return "\n".join(lines) + "\n"
 
 
