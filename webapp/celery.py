@@ -78,5 +78,6 @@ app.conf.beat_schedule = {
     },
 }
 # Explicit task modules: the tasks package sits outside the Django apps, so autodiscovery would miss it.
-app.conf.include = ["tasks.artifacts", "tasks.audit", "tasks.health", "tasks.imports", "tasks.indexing", "tasks.curation", "tasks.detection", "tasks.training",
+app.conf.include = ["tasks.artifacts", "tasks.audit", "tasks.health", "tasks.imports", "tasks.indexing", "tasks.corpus_runs", "tasks.curation", "tasks.detection",
+                    "tasks.training",
                     "tasks.jobs", "tasks.loop", "tasks.releases"]

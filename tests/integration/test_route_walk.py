@@ -215,6 +215,7 @@ ROUTES: dict[str, Route] = {
     "curate/<slug:slug>/": _r(lambda w: f"/curate/{w.private.slug}/", private=True),
     "curate/<slug:slug>/queue/next/": _r(lambda w: f"/curate/{w.private.slug}/queue/next/", private=True),
     "curate/<slug:slug>/suggest/": _r(lambda w: f"/curate/{w.private.slug}/suggest/", who=ADMIN),
+    "curate/<slug:slug>/corpus-run/": _r(lambda w: f"/curate/{w.private.slug}/corpus-run/", who=ADMIN),
     "curate/<slug:slug>/auto-accept/": _r(lambda w: f"/curate/{w.private.slug}/auto-accept/", who=ADMIN),
     "curate/<slug:slug>/documents/<int:pk>/": _r(
         lambda w: f"/curate/{w.private.slug}/documents/{w.document.pk}/", private=True),
@@ -296,6 +297,7 @@ ROUTES: dict[str, Route] = {
     "api/^jobs/$": _r(lambda w: "/api/jobs/", who=ADMIN),
     "api/^jobs/(?P<pk>[^/.]+)/$": _r(lambda w: f"/api/jobs/{MISSING}/", who=ADMIN),
     "api/^jobs/(?P<pk>[^/.]+)/cancel/$": _r(lambda w: f"/api/jobs/{MISSING}/cancel/", who=ADMIN),
+    "api/^corpus-runs/$": _r(lambda w: "/api/corpus-runs/", who=ADMIN),
     "api/^audit/$": _r(lambda w: "/api/audit/", who=ADMIN),
     "api/^audit/(?P<pk>[^/.]+)/$": _r(lambda w: f"/api/audit/{MISSING}/", who=ADMIN),
     "api/^imports/$": _r(lambda w: "/api/imports/", who=ADMIN),

@@ -28,12 +28,17 @@ class JobSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField(help_text="The page that shows it in the browser.")
     percent = serializers.IntegerField(read_only=True, allow_null=True, help_text="Progress in percent, where known.")
     cancellable = serializers.SerializerMethodField(help_text="Whether POST .../cancel/ would cancel it now.")
+    rate = serializers.FloatField(read_only=True, allow_null=True,
+                                  help_text="Units done per second since it started; null before any progress.")
+    seconds_left = serializers.FloatField(read_only=True, allow_null=True,
+                                          help_text="A running job's time left at its pace so far; null where unknown.")
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = Job
         fields = ["id", "kind", "label", "subject", "url", "state", "progress", "progress_total", "percent",
-                  "progress_note", "error", "note", "result", "cancel_requested", "cancellable", "attempts", "worker",
+                  "rate", "seconds_left", "progress_note", "error", "note", "result", "cancel_requested", "cancellable",
+                  "attempts", "worker",
                   "task_id", "heartbeat_at", "parent", "created_by", "created_at", "started_at", "finished_at"]
         read_only_fields = fields
 

@@ -2,7 +2,7 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import DefaultRouter
 
-from webapp.api import audit, detectors, indexes, jobs, training, views, word_vectors
+from webapp.api import audit, corpus_runs, detectors, indexes, jobs, training, views, word_vectors
 from webapp.api.docs import RedocView, SwaggerView
 from webapp.api.token import ObtainTokenView
 
@@ -16,6 +16,7 @@ router.register("documents", views.DocumentViewSet, basename="document")
 router.register("mentions", views.MentionViewSet, basename="mention")
 router.register("links", views.LinkViewSet, basename="link")
 router.register("jobs", jobs.JobViewSet, basename="job")
+router.register("corpus-runs", corpus_runs.CorpusRunViewSet, basename="corpus-run")
 router.register("audit", audit.AuditEventViewSet, basename="audit-event")
 router.register("imports", views.ImportJobViewSet, basename="import")
 router.register("training-runs", training.TrainingRunViewSet, basename="training-run")

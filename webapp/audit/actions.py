@@ -17,6 +17,7 @@ IMPORT_FAILED = "import.failed"
 # and the mention detector a dictionary's collections use.
 RUN_STARTED = "run.started"
 RUN_CANCELLED = "run.cancelled"
+CORPUS_RUN_STARTED = "corpus_run.started"  # detect + link over a collection (webapp.curation.corpus_runs)
 JOB_CANCELLED = "job.cancelled"  # any other kind of job, cancelled on the Jobs page or through /api/jobs/
 MODEL_PROMOTED = "model.promoted"
 INDEX_ACTIVATED = "index.activated"
@@ -51,7 +52,7 @@ AUDIT_PRUNED = "audit.pruned"
 ACTIONS: tuple[str, ...] = (
     DECISION_MADE, DECISION_UNDONE,
     IMPORT_STARTED, IMPORT_FINISHED, IMPORT_FAILED,
-    RUN_STARTED, RUN_CANCELLED, JOB_CANCELLED, MODEL_PROMOTED, INDEX_ACTIVATED, DETECTOR_ACTIVATED, DETECTOR_RETIRED,
+    RUN_STARTED, RUN_CANCELLED, CORPUS_RUN_STARTED, JOB_CANCELLED, MODEL_PROMOTED, INDEX_ACTIVATED, DETECTOR_ACTIVATED, DETECTOR_RETIRED,
     PROJECT_CREATED, MEMBER_ADDED, MEMBER_REMOVED, MEMBER_ROLE_CHANGED,
     SETTINGS_CHANGED,
     LOGIN_SUCCEEDED, LOGIN_FAILED, LOGOUT, USER_CREATED, USER_ROLE_CHANGED, USER_DEACTIVATED,

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from webapp.curation import panel_views, views
+from webapp.curation import corpus_run_views, panel_views, views
 
 app_name = "curation"
 urlpatterns = [
@@ -19,5 +19,6 @@ urlpatterns = [
     path("<slug:slug>/queue/next/", views.queue_next, name="queue-next"),
     path("<slug:slug>/suggest/", views.suggest, name="suggest"),
     path("<slug:slug>/auto-accept/", views.auto_accept, name="auto-accept"),
+    path("<slug:slug>/corpus-run/", corpus_run_views.start, name="corpus-run"),
     path("<slug:slug>/documents/<int:pk>/", views.document, name="document"),
 ]

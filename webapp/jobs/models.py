@@ -92,9 +92,42 @@ class Job(models.Model):
         return min(100, round(100 * self.progress / self.progress_total))
 
     @property
+    def rate(self) -> float | None:
+        """Units done per second since it started (a parent: its chunks' documents together); None before any."""
+        seconds = self.running_seconds
+        if not self.progress or not seconds or seconds <= 0:
+            return None
+        return self.progress / seconds
+
+    @property
+    def seconds_left(self) -> float | None:
+        """A running job's time left at the pace it has kept so far; None without a total or a pace."""
+        rate = self.rate
+        if self.state != self.State.RUNNING or not self.progress_total or rate is None:
+            return None
+        return max(self.progress_total - self.progress, 0) / rate
+
+    @property
+    def eta(self) -> str:
+        """:attr:`seconds_left` in words ("about 4 min left"); empty where it is not known."""
+        return eta_label(self.seconds_left)
+
+    @property
     def running_seconds(self) -> float | None:
         from django.utils import timezone
 
         if self.started_at is None:
             return None
         return ((self.finished_at or timezone.now()) - self.started_at).total_seconds()
+
+
+def eta_label(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 10:
+        return "a few seconds left"
+    if seconds < 90:
+        return f"about {round(seconds / 5) * 5:.0f} s left"
+    if seconds < 90 * 60:
+        return f"about {round(seconds / 60):.0f} min left"
+    return f"about {seconds / 3600:.1f} h left"
