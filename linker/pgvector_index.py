@@ -115,8 +115,10 @@ class PgVectorIndex(DenseIndex):
         with conn.cursor() as cur, cur.copy(f"COPY {self.table} (row, embedding) FROM STDIN") as copy:
             for row, vec in zip(self._rows.tolist(), vectors, strict=True):
                 copy.write_row((row, _literal(vec)))
-        # The graph is built in memory when it fits maintenance_work_mem (else far slower, on disk pages).
-        conn.execute("SET maintenance_work_mem = '1GB'")
+        # The graph is built in memory when it fits maintenance_work_mem, else far slower on disk pages: ask for
+        # what it needs (each node: its vector, 2m neighbours on layer 0, a header), a quarter over.
+        per_node = self.dim * (4 if kind == "vector" else 2) + 2 * cfg.hnsw_m * 8 + 64
+        conn.execute(f"SET maintenance_work_mem = '{max(64, int(len(vectors) * per_node * 1.25 / 2**20))}MB'")
         conn.execute(f"CREATE INDEX ON {self.table} USING hnsw (embedding {kind}_ip_ops) "
                      f"WITH (m = {int(cfg.hnsw_m)}, ef_construction = {int(cfg.hnsw_ef_construction)})")
         conn.execute(f"ANALYZE {self.table}")

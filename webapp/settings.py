@@ -386,6 +386,10 @@ LINKER_SERVING_DEVICE = envdevice("LINKER_SERVING_DEVICE", "cpu")
 # Compute threads of a web process's linker (torch, BLAS, faiss; webapp/wsgi.py): a request is one or a few mentions,
 # which one thread serves fastest, and more threads stall whenever another process holds a core.
 LINKER_WEB_THREADS = envint("LINKER_WEB_THREADS", 1, minimum=1)
+# From this many names an index build whose kind is auto keeps its vectors in PostgreSQL under pgvector's HNSW
+# (linker.pgvector_index): a web process then holds no vectors and loads in moments. 0: never (faiss at every size);
+# it needs the vector extension in the database (the embedded PostgreSQL has it). Figures: docs/scale.md.
+LINKER_PGVECTOR_FROM = envint("LINKER_PGVECTOR_FROM", 0, minimum=0)
 # Once a candidate panel has linked its mention, link the document's other open mentions on a background thread,
 # so that the curator's next panels read their rankings (webapp.curation.services.rankings). Off: each panel links.
 CURATION_PREFETCH = envbool("CURATION_PREFETCH", True)

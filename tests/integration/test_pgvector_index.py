@@ -111,3 +111,40 @@ def test_a_linker_on_pgvector_serves_its_delta_and_its_table_goes_with_its_versi
     table = loaded.index.table
     version.delete()
     assert table not in _tables()
+
+
+def test_an_index_build_goes_to_pgvector_from_its_threshold_and_serves_curator_names(settings, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                                      bob) -> None:
+    from linker.encoders.dan import DANConfig, DANEncoder
+    from linker.encoders.wordvec import FastTextConfig, WordVectors
+    from tests.integration.test_training_word_vectors import CONCEPTS, _dictionary
+    from webapp.linking.models import EncoderModel, IndexVersion
+    from webapp.linking.registry import forget_all, get_active_linker
+    from webapp.training.services import activate_index, build_index, create_index_version
+    from webapp.vocab.models import Concept, Name
+
+    settings.ARTIFACT_ROOT, settings.LINKER_PGVECTOR_FROM = tmp_path / "artifacts", 10
+    forget_all()
+    texts = [text for preferred, synonyms, _, _ in CONCEPTS.values() for text in (preferred, *synonyms)]
+    DANEncoder(WordVectors.train(texts * 5, FastTextConfig(dim=16, epochs=2, workers=1, bucket=2000)),
+               DANConfig(hidden=32)).save(tmp_path / "dan")
+    encoder = EncoderModel.objects.create(name="dan", method=EncoderModel.Method.DAN, base_model="tiny",
+                                          artifact_path=str(tmp_path / "dan"))
+    version = _dictionary("pgweb").versions.get()
+    before = _tables()
+    index = build_index(create_index_version(version, encoder))
+    assert index.state == IndexVersion.State.READY, index.error
+    activate_index(index.pk)
+    Name.objects.create(concept=Concept.objects.get(version=version, concept_id="D:11"), text="wheezy chest",
+                        normalized="wheezy chest", source=Name.Source.CURATOR, created_by=bob)
+    active = get_active_linker("pgweb")
+    assert active is not None and isinstance(active.linker.index, PgVectorIndex)
+    assert active.linker.index.table in _tables() - before
+    top = active.linker.link_mentions(["wheezy chest"], k=1)[0][0]
+    assert (top.concept_id, top.name) == ("D:11", "wheezy chest")
+    table = active.linker.index.table
+    active.linker.index.close()
+    forget_all()
+    IndexVersion.objects.filter(pk=index.pk).update(state=IndexVersion.State.RETIRED)
+    IndexVersion.objects.get(pk=index.pk).delete()
+    assert table not in _tables()

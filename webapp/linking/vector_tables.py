@@ -17,7 +17,7 @@ from django.db import connection, transaction
 
 from linker.pgvector_index import drop_table, use_database
 
-__all__ = ["connect", "install", "drop_index_table"]
+__all__ = ["connect", "install", "drop_index_table", "drop_partial_table"]
 
 log = logging.getLogger(__name__)
 
@@ -49,3 +49,12 @@ def drop_index_table(instance: Any, **_: object) -> None:
             log.info("index version %s: dropped its pgvector table %s", instance.pk, table)
 
     transaction.on_commit(drop)
+
+
+def drop_partial_table(folder: Path) -> None:
+    """A build that failed or was cancelled after saving its artifact into ``folder``: drop the pgvector table it
+    made, if any (one that failed before saving leaves its table: its name was never written down)."""
+    try:
+        drop_table(Path(folder) / "index", connect)
+    except (OSError, psycopg.Error) as exc:
+        log.warning("%s: its pgvector table was not dropped: %s", folder, exc)

@@ -39,6 +39,7 @@ from webapp.core.queue import enqueue, job_task_id
 from webapp.jobs import lifecycle
 from webapp.linking.devices import batch_device
 from webapp.linking.models import EncoderModel, IndexVersion
+from webapp.linking.vector_tables import drop_partial_table
 from webapp.training.errors import RunError
 from webapp.training.index_builds import check_index_build
 from webapp.training.index_jobs import (
@@ -99,6 +100,17 @@ def _encoder_and_config(encoder: EncoderModel | None) -> tuple[Any, LinkerConfig
     if not folder.is_dir():
         raise FileNotFoundError(f"encoder {encoder.name}: {folder} is not a folder")
     return load_encoder(folder), LinkerConfig()
+
+
+def _with_index_kind(config: LinkerConfig, records: list[ConceptRecord], say: Progress) -> LinkerConfig:
+    """``config`` with the pgvector index kind where the dictionary has LINKER_PGVECTOR_FROM names or more and the
+    kind was left to the size (auto): its vectors then live in this database, not in every web process."""
+    threshold = settings.LINKER_PGVECTOR_FROM
+    names = sum(1 + len(r.synonyms) for r in records)
+    if not threshold or config.index.kind != "auto" or names < threshold:
+        return config
+    say(f"{names:,} names: the index goes into PostgreSQL (pgvector HNSW; LINKER_PGVECTOR_FROM={threshold:,})")
+    return replace(config, index=replace(config.index, kind="pgvector"))
 
 
 def _first_stage(index: IndexVersion, encoder: Any, config: LinkerConfig) -> tuple[Any, LinkerConfig]:
@@ -230,6 +242,7 @@ def _build(index: IndexVersion, progress: Progress | None, recorder: IndexProgre
             fast, config = _first_stage(index, encoder, config)
             say(f"first stage {index.first_stage.name} ({index.first_stage.kind_label}): the transformer encodes only "
                 "mentions that are not a dictionary name")
+        config = _with_index_kind(config, records, say)
         linker = Linker.build(records, encoder, config, metadata={"index_version": index.pk}, first_stage_encoder=fast,
                               progress=lambda phase, done, total: recorder(LINKER_PHASES.get(phase, phase), done, total))
         say(f"{len(linker.table):,} names indexed")
@@ -243,6 +256,7 @@ def _build(index: IndexVersion, progress: Progress | None, recorder: IndexProgre
         tmp.rename(folder)  # the folder appears complete or not at all
         publish(folder)  # before the row says ready: every host can load a ready index (webapp.artifacts)
     except IndexBuildCancelled as exc:
+        drop_partial_table(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
         IndexVersion.objects.filter(pk=index.pk, state=IndexVersion.State.BUILDING).update(
             state=IndexVersion.State.CANCELLED, finished_at=Now(),
@@ -251,6 +265,7 @@ def _build(index: IndexVersion, progress: Progress | None, recorder: IndexProgre
         say(index.error)
         return index
     except BaseException as exc:  # an interrupted build (Ctrl-C on build_index) too: not left building, nor re-queued
+        drop_partial_table(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
         IndexVersion.objects.filter(pk=index.pk).update(
             state=IndexVersion.State.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=Now())
