@@ -51,7 +51,7 @@ def _run_leased(job_id: int) -> str:
     with ProgressRecorder(job_id, every=PROGRESS_EVERY_S) as progress:
         try:
             # The file as this host has it: fetched from the artifact store when a web host elsewhere stored it.
-            report = _run(job.import_kind, str(ensure_local(job.path)), job.params, job.created_by, progress)
+            report = _run(job.import_kind, str(ensure_local(job.path)), job.params, job.created_by, progress, job_id)
         except (ParseError, FileNotFoundError, ValueError) as exc:
             fail_import(job_id, str(exc))
             logger.warning("import %s failed: %s", job_id, exc)
@@ -60,7 +60,7 @@ def _run_leased(job_id: int) -> str:
     return ImportJob.State.SUCCEEDED
 
 
-def _run(kind: str, path: str, params: dict[str, Any], user: Any, progress: Any) -> dict[str, Any]:
+def _run(kind: str, path: str, params: dict[str, Any], user: Any, progress: Any, job_id: int | None = None) -> dict[str, Any]:
     from webapp.core.public import public_data
     from webapp.corpus.formats.services import import_documents
     from webapp.vocab.importers import import_dictionary
@@ -71,7 +71,8 @@ def _run(kind: str, path: str, params: dict[str, Any], user: Any, progress: Any)
     elif kind == "documents":
         params = dict(params)
         fmt = params.pop("format", None) or "pubtator"  # jobs queued before formats existed are PubTator
-        report = import_documents(path, fmt, progress=progress, **params)
+        # The job's id: a PubMed file records on it how far it has committed, for a later import to continue from.
+        report = import_documents(path, fmt, progress=progress, job_id=job_id, **params)
     else:
         raise ValueError(f"unknown import kind {kind!r}")
     # The report's message and warnings quote the file, by the path the worker read: shown by its name.

@@ -218,6 +218,39 @@ def umls_lines(stem: str) -> list[str]:
     return (UMLS_FIXTURE / f"{stem}.RRF").read_text(encoding="utf-8").splitlines()
 
 
+def pubmed_article(pmid: str = "7", title: str = TITLE, abstract: str = ABSTRACT) -> str:
+    body = f"<Abstract><AbstractText Label=\"RESULTS\">{abstract}</AbstractText></Abstract>" if abstract else ""
+    return (
+        f"<PubmedArticle><MedlineCitation Status=\"MEDLINE\" Owner=\"NLM\">\n<PMID Version=\"1\">{pmid}</PMID>\n"
+        f"<Article><ArticleTitle>{title}</ArticleTitle>\n{body}\n</Article>\n</MedlineCitation>\n"
+        "<PubmedData><PublicationStatus>ppublish</PublicationStatus></PubmedData></PubmedArticle>\n"
+    )
+
+
+def pubmed_set(*items: str) -> str:
+    return '<?xml version="1.0" encoding="utf-8"?>\n<PubmedArticleSet>\n' + "".join(items) + "</PubmedArticleSet>\n"
+
+
+def pubmed_seed() -> str:
+    deletion = "<DeleteCitation>\n<PMID Version=\"1\">9</PMID>\n</DeleteCitation>\n"
+    return pubmed_set(pubmed_article(), pubmed_article("8", "Seizures", "Febrile seizures in 12 infants."), deletion)
+
+
+def pubannotation_document(**overrides: object) -> dict:
+    a = span(TEXT, "Asthma")
+    document = {
+        "text": TEXT, "sourcedb": "PubMed", "sourceid": "7",
+        "denotations": [{"id": "T1", "span": {"begin": a[0], "end": a[1]}, "obj": "D001249"}],
+        "attributes": [{"id": "A1", "subj": "T1", "pred": "type", "obj": "Disease"}],
+    }
+    document.update(overrides)
+    return document
+
+
+def pubannotation_seed() -> str:
+    return json.dumps([pubannotation_document(), pubannotation_document(sourceid="8", denotations=[])], indent=1)
+
+
 def text_seed() -> str:
     return f"{TITLE}\n\n{ABSTRACT}\n"
 
@@ -231,6 +264,8 @@ SEED_FILES: dict[str, tuple[str, str | dict[str, str]]] = {
     "medic": ("CTD_diseases.tsv", medic_seed()),
     "dnorm": ("dnorm.txt", dnorm_seed()),
     "text": ("note.txt", text_seed()),
+    "pubmed-xml": ("pubmed24n0001.xml", pubmed_seed()),
+    "pubannotation": ("pubannotation.json", pubannotation_seed()),
     "obo": ("terms.obo", obo_seed()),
     "umls": ("2099AA", umls_seed()),
 }
@@ -670,6 +705,56 @@ def damaged_umls_member() -> bytes:
     return bytes(data)
 
 
+def pubmed_xml_cases() -> list[Case]:
+    good = pubmed_seed()
+    return [
+        Case("empty.xml", "", "FormatError", ["not well-formed XML"], line=1),
+        Case("no-articles.xml", pubmed_set(), "FormatError", ["no PubmedArticle or DeleteCitation"]),
+        Case("truncated.xml", good[: good.index("Seizures")], "FormatError", ["not well-formed XML", "cut short"]),
+        Case("truncated.xml.gz", gz(good[: good.index("Seizures")]), "FormatError", ["not well-formed XML"]),
+        Case("corrupt.xml.gz", corrupt_gz(pubmed_set(*(pubmed_article(str(i), big_text()[i:i + 80]) for i in range(60)))),
+             "FormatError", ["gzip stream is damaged"]),
+        Case("missing-pmid.xml", pubmed_set(pubmed_article().replace('<PMID Version="1">7</PMID>', "")), "FormatError",
+             ["PubmedArticle #1", "has no PMID"]),
+        Case("no-title-or-abstract.xml", pubmed_set(pubmed_article(title="", abstract="")), "FormatError",
+             ["PubmedArticle 7", "neither a title nor an abstract"]),
+        Case("pmid-too-long.xml", pubmed_set(pubmed_article(pmid="9" * 200)), "FormatError", ["a document id must have"]),
+        Case("text-too-long.xml", pubmed_set(pubmed_article(abstract=LONG)), "FormatError", ["PubmedArticle 7", "over the 10,000-character limit"]),
+        Case("latin1.xml", pubmed_set(pubmed_article(title="Sjogren")).encode().replace(b"Sjogren", LATIN1),
+             "FormatError", ["not well-formed XML"], line=5),
+        Case("binary-garbage.xml", BINARY, "FormatError", ["not well-formed XML"], line=1),
+        Case("mismatched-tag.xml", good.replace("</ArticleTitle>", "</Title>", 1), "FormatError", ["not well-formed XML"], line=5),
+        Case("bioc-given-as-pubmed.xml", bioc_xml_seed(), "FormatError", ["no PubmedArticle or DeleteCitation"]),
+        Case("pubtator-given-as-pubmed.xml", pubtator_seed(), "FormatError", ["not well-formed XML"], line=1),
+    ]
+
+
+def pubannotation_cases() -> list[Case]:
+    one = pubannotation_document
+
+    def doc(**overrides: object) -> str:
+        return json.dumps(one(**overrides))
+
+    return [
+        Case("empty.json", "", "FormatError", ["not JSON"], line=1),
+        Case("empty-array.json", "[]", "FormatError", ["no documents"]),
+        Case("truncated.json", pubannotation_seed()[:60], "FormatError", ["not JSON"]),
+        Case("latin1.json", b'{"text": "' + LATIN1 + b'", "sourceid": "7"}', "FormatError", ["not UTF-8 text"], line=1),
+        Case("binary-garbage.json", BINARY, "FormatError", ["not UTF-8 text"], line=1),
+        Case("a-number.json", "3", "FormatError", ["document #1", "an object with a string 'text'"]),
+        Case("missing-text.json", json.dumps({"sourceid": "7"}), "FormatError", ["an object with a string 'text'"]),
+        Case("missing-sourceid.json", doc(sourceid=""), "FormatError", ["has no 'sourceid'"]),
+        Case("span-outside-text.json", doc(denotations=[{"id": "T1", "span": {"begin": 0, "end": 999}, "obj": "D1"}]),
+             "FormatError", ["denotation T1", "outside the document text"]),
+        Case("span-not-integers.json", doc(denotations=[{"id": "T1", "span": {"begin": "0", "end": 3}}]),
+             "FormatError", ["denotation T1", "'begin': integer"]),
+        Case("denotations-not-array.json", doc(denotations={"T1": 1}), "FormatError", ["field 'denotations' must be an array"]),
+        Case("nul-in-text.json", doc(text=TEXT.replace(" ", "\u0000", 1)), "FormatError", ["contains a NUL character"]),
+        Case("bioc-given-as-pubannotation.json", bioc_json_seed(), "FormatError", ["an object with a string 'text'"]),
+        Case("text-too-long.json", doc(text=LONG, denotations=[]), "FormatError", ["document 7", "over the 10,000-character limit"]),
+    ]
+
+
 CASES = {
     "pubtator": pubtator_cases,
     "bioc-xml": bioc_xml_cases,
@@ -681,6 +766,8 @@ CASES = {
     "obo": obo_cases,
     "text": text_cases,
     "umls": umls_cases,
+    "pubmed-xml": pubmed_xml_cases,
+    "pubannotation": pubannotation_cases,
 }
 
 HEADER = """\

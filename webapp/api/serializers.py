@@ -104,6 +104,11 @@ class ImportRequestSerializer(SingleValuedForm):
         choices=[(f.name, f.label) for f in FORMATS.values()], default="pubtator",
         help_text="For documents: the file's format.",
     )
+    force = serializers.BooleanField(
+        required=False, default=False,
+        help_text="For a PubMed XML update: also replace or delete documents curators decided on (recorded in the "
+                  "audit log); without it they are kept and the result names them.",
+    )
 
 
 # --- concepts: detail with the hierarchy -------------------------------------------------------------

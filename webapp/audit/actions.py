@@ -12,6 +12,10 @@ DECISION_UNDONE = "decision.undone"
 IMPORT_STARTED = "import.started"
 IMPORT_FINISHED = "import.finished"
 IMPORT_FAILED = "import.failed"
+# A PubMed update forced onto a document curators had decided on (webapp.corpus.pubmed_import): the document
+# withdrawn by a DeleteCitation (its decisions go with it), or its changed text replacing theirs.
+DOCUMENT_WITHDRAWN = "document.withdrawn"
+DOCUMENT_REPLACED = "document.replaced"
 
 # Training runs, the promotion of a trained model through its gate, the switch of the index a dictionary serves,
 # and the mention detector a dictionary's collections use.
@@ -51,7 +55,7 @@ AUDIT_PRUNED = "audit.pruned"
 
 ACTIONS: tuple[str, ...] = (
     DECISION_MADE, DECISION_UNDONE,
-    IMPORT_STARTED, IMPORT_FINISHED, IMPORT_FAILED,
+    IMPORT_STARTED, IMPORT_FINISHED, IMPORT_FAILED, DOCUMENT_WITHDRAWN, DOCUMENT_REPLACED,
     RUN_STARTED, RUN_CANCELLED, CORPUS_RUN_STARTED, JOB_CANCELLED, MODEL_PROMOTED, INDEX_ACTIVATED, DETECTOR_ACTIVATED, DETECTOR_RETIRED,
     PROJECT_CREATED, MEMBER_ADDED, MEMBER_REMOVED, MEMBER_ROLE_CHANGED,
     SETTINGS_CHANGED,

@@ -149,13 +149,16 @@ class DocumentWriter:
         report: ImportReport,
         *,
         skip_existing: bool = True,
+        existing: set[str] | None = None,
     ) -> None:
         self.collection = collection
         self.source = source
         self.resolver = resolver
         self.report = report
         self.skip_existing = skip_existing
-        self.existing = set(collection.documents.values_list("external_id", flat=True))
+        # ``existing``: the caller already knows which of its ids the collection has (a batch-committed import
+        # asks per batch rather than holding a million ids).
+        self.existing = existing if existing is not None else set(collection.documents.values_list("external_id", flat=True))
         self.read_ids: set[str] = set()  # the ids of this file so far (after numbering), written or skipped
         self.repeats: dict[str, str] = {}  # "ID#2" -> "ID", for the repeats numbered here
         self.skipped: list[str] = []

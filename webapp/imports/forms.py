@@ -147,15 +147,20 @@ class CollectionTargetForm(ImportForm):
 
 
 class DocumentsImportForm(CollectionTargetForm):
-    field_order = ["file", "format", "collection", "new_slug", "collection_title", "dictionary"]
+    field_order = ["file", "format", "force", "collection", "new_slug", "collection_title", "dictionary"]
     first_field = "file"
-    file = upload_field("File of documents", "PubTator, BioC XML or JSON, JSON Lines, a zip of brat .txt and .ann "
+    file = upload_field("File of documents", "PubTator, BioC XML or JSON, PubMed XML (.xml.gz), PubAnnotation JSON, "
+                                             "JSON Lines, a zip of brat .txt and .ann "
                                              "files, or plain text (.txt, or a .zip / .tar.gz of .txt files: one document "
                                              "each). Gold mentions and links in the file are imported with the documents; "
                                              "a document without any gets its mentions from the detector.")
     format = forms.ChoiceField(
         choices=[("", "Told from the file's name and first bytes"), *((f.name, f.label) for f in FORMATS.values())],
         required=False, label="Format",
+    )
+    force = forms.BooleanField(
+        required=False, label="Apply a PubMed update to curated documents too",
+        help_text="Without it, a document curators decided on is kept as it is when the update changes or withdraws it.",
     )
     dictionary = forms.ModelChoiceField(
         queryset=_dictionaries_with_releases(), to_field_name="slug", required=False, label="Dictionary",
@@ -172,7 +177,7 @@ class DocumentsImportForm(CollectionTargetForm):
         data = self.cleaned_data
         dictionary = data["dictionary"]
         return queue_documents_upload(data["file"], fmt=data["format"], collection_slug=data["slug"],
-                                      title=data["collection_title"], user=user,
+                                      title=data["collection_title"], user=user, force=bool(data.get("force")),
                                       dictionary_slug=dictionary.slug if dictionary is not None else None)
 
 

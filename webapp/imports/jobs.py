@@ -93,6 +93,11 @@ def import_ended(job_id: int) -> bool:
 def _lost_reason(job: Any) -> str:
     total = f" of {job.progress_total:,}" if job.progress_total else ""
     where = f"after {job.progress:,}{total} records" if job.progress else "before it had read a record"
+    resume = (job.result or {}).get("resume")
+    if resume and resume.get("position"):
+        # A PubMed file commits per batch (webapp.corpus.pubmed_import): what it committed stays.
+        return (f"{WORKER_LOST} {where}; its first {resume['position']:,} items are committed. Import the file again: "
+                "it continues from there.")
     return (f"{WORKER_LOST} {where}; nothing of this import was written (an import is one transaction). "
             "Import the file again.")
 

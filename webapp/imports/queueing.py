@@ -103,7 +103,7 @@ def queue_dictionary_upload(upload: UploadedFile, *, dictionary_slug: str, title
 
 
 def queue_documents_upload(upload: UploadedFile, *, fmt: str, collection_slug: str, title: str = "",
-                           dictionary_slug: str | None = None, user: Any = None) -> ImportJob:
+                           dictionary_slug: str | None = None, user: Any = None, force: bool = False) -> ImportJob:
     """Queue the import of an uploaded file of documents (``fmt``: a name of ``FORMATS``, or "" to tell it from
     the file's name and first bytes) into ``collection_slug`` (created if new, with ``title``)."""
     name = safe_file_name(upload.name, "documents")
@@ -116,6 +116,8 @@ def queue_documents_upload(upload: UploadedFile, *, fmt: str, collection_slug: s
     with stored_upload(upload.chunks(), name) as path:
         params = {"collection_slug": collection_slug, "title": title or None, "dictionary_slug": dictionary_slug,
                   "format": fmt}
+        if force:  # a PubMed update applied to curated documents too (webapp.corpus.pubmed_import)
+            params["force"] = True
         return queue_import(ImportJob.Kind.DOCUMENTS, path, params, user=user)
 
 
@@ -153,8 +155,14 @@ def document_format(name: str, head: bytes) -> str:
     mentions found by the detector), and so is a ``.tar.gz`` archive (of .txt files)."""
     if name.lower().endswith(".tar.gz"):
         return "text"
+    if name.lower().endswith(".xml.gz") or head.startswith(b"\x1f\x8b"):
+        return "pubmed-xml"  # PubMed's baseline and update files are the gzipped XML the workbench reads
     lowered = name.lower().removesuffix(".gz")
     body = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if b"<PubmedArticleSet" in body:
+        return "pubmed-xml"
+    if _looks_like_pubannotation(body):
+        return "pubannotation"
     suffix = Path(lowered).suffix
     fmt = DOCUMENT_SUFFIXES.get(suffix)
     if fmt is None:
@@ -171,6 +179,13 @@ def document_format(name: str, head: bytes) -> str:
     if fmt is None:
         raise ImportRefused("format", f"cannot tell the format of {name} from its name or its first bytes: choose it")
     return fmt
+
+
+def _looks_like_pubannotation(body: bytes) -> bool:
+    """A JSON array, or an object naming a ``sourceid`` and no BioC ``documents``: PubAnnotation's shapes."""
+    if body.startswith(b"["):
+        return True
+    return body.startswith(b"{") and b'"sourceid"' in body and b'"documents"' not in body
 
 
 def _zip_has_annotations(upload: UploadedFile) -> bool:

@@ -64,6 +64,8 @@ class ImportJobViewSet(RejectNulMixin, mixins.CreateModelMixin, mixins.RetrieveM
         else:
             params = {"collection_slug": v["slug"], "title": v.get("title") or None, "dictionary_slug": v.get("dictionary"),
                       "format": v["format"]}
+            if v.get("force"):  # only when asked: the job of any other import has the params it always had
+                params["force"] = True
         job = queue_import(v["kind"], v["path"], params, user=request.user)
         return Response(ImportJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 

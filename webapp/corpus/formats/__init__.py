@@ -13,6 +13,8 @@ from pathlib import Path
 from webapp.corpus.formats.bioc import read_bioc_json, read_bioc_xml, write_bioc_json, write_bioc_xml
 from webapp.corpus.formats.brat import read_brat, write_brat
 from webapp.corpus.formats.jsonl import read_jsonl, write_jsonl
+from webapp.corpus.formats.pubannotation import read_pubannotation, write_pubannotation
+from webapp.corpus.formats.pubmed import read_pubmed, write_pubmed
 from webapp.corpus.formats.pubtator import read_pubtator, write_pubtator
 from webapp.corpus.formats.records import DocumentRecord, FormatError, LinkRecord, MentionRecord
 from webapp.corpus.formats.text import read_text, write_text
@@ -39,6 +41,11 @@ FORMATS: dict[str, Format] = {
         Format("brat", "brat standoff (zip of .txt and .ann)", "application/zip", "zip", read_brat, write_brat),
         Format("jsonl", "JSON Lines", "application/x-ndjson", "jsonl", read_jsonl, write_jsonl),
         # One document per .txt file (or per .txt of a .zip / .tar.gz); exported as a zip of .txt files.
+        # PubMed baseline and update files (.xml or .xml.gz), streamed and committed per batch
+        # (webapp.corpus.pubmed_import); exported as title and abstract alone.
+        Format("pubmed-xml", "PubMed XML (baseline or update, .xml.gz)", "application/xml; charset=utf-8", "xml",
+               read_pubmed, write_pubmed),
+        Format("pubannotation", "PubAnnotation JSON", "application/json", "json", read_pubannotation, write_pubannotation),
         Format("text", "Plain text (.txt, or a .zip / .tar.gz of .txt files)", "application/zip", "zip", read_text, write_text),
     )
 }

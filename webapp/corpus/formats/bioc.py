@@ -97,18 +97,22 @@ def _documents(path: str | Path, collection: bioc.BioCCollection) -> Iterator[Do
         if not doc_id:
             raise FormatError(path, where, "the document has no id")
         try:
-            text, title = _text(path, where, document)
+            text, title, passages = _text(path, where, document)
             mentions = [_mention(path, ann_where, annotation, text) for annotation, ann_where in annotations_in(document, where)]
             metadata = {k: v for k, v in document.infons.items()}
+            metadata["passages"] = passages  # a PMC article's sections, given back by an export
         except (TypeError, AttributeError) as exc:
             # BioC JSON is decoded without a schema: a number where a text belongs, a list for the infons.
             raise FormatError(path, where, f"a field has the wrong type ({exc})") from exc
         yield DocumentRecord(doc_id, text, title, mentions, metadata, where)
 
 
-def _text(path: str | Path, where: str, document: bioc.BioCDocument) -> tuple[str, str]:
+def _text(path: str | Path, where: str, document: bioc.BioCDocument) -> tuple[str, str, list[dict[str, object]]]:
+    """The document's text, its title, and its passages kept as ``{type, offset, length}`` (and their other
+    infons: a PMC article's ``section_type``) in document offsets."""
     text = ""
     title = ""
+    kept: list[dict[str, object]] = []
     # Passages are laid by offset; "passage N" in an error is the file's N-th, whatever its offset.
     placed = sorted(
         ((integer_field(path, f"{where} / passage {n}", p.offset, "field 'offset'"), n, p) for n, p in enumerate(document.passages, start=1)),
@@ -134,7 +138,9 @@ def _text(path: str | Path, where: str, document: bioc.BioCDocument) -> tuple[st
             title = body
         _check_length(path, f"{where} / passage {number}", "the text up to the end of the passage is", offset + len(body))
         text = text + " " * (offset - len(text)) + body
-    return text, title
+        infons = {str(k): str(v) for k, v in passage.infons.items() if k != "type"}
+        kept.append({"type": str(passage.infons.get("type", "")), "offset": offset, "length": len(body), **infons})
+    return text, title, kept
 
 
 def _check_length(path: str | Path, where: str, subject: str, chars: int) -> None:
@@ -200,7 +206,7 @@ def to_collection(documents: Iterable[DocumentRecord]) -> bioc.BioCCollection:
             annotation.infons.update(provenance_infons(m))
             annotation.add_location(bioc.BioCLocation(m.start, m.end - m.start))
             # The passage holding the start; locations stay document offsets whichever passage holds it.
-            holder = next(p for p in reversed(passages) if p.offset <= m.start)
+            holder = next((p for p in reversed(passages) if p.offset <= m.start), passages[0])
             holder.add_annotation(annotation)
         for passage in passages:
             document.add_passage(passage)
@@ -248,6 +254,9 @@ def provenance_infons(m: MentionRecord) -> dict[str, str]:
 
 
 def _passages(record: DocumentRecord) -> list[bioc.BioCPassage]:
+    kept = _kept_passages(record)
+    if kept:
+        return kept
     title, rest = record.split_title()
     pieces = [("title", 0, title), ("abstract", len(title) + 1, rest)] if title else [("text", 0, record.text)]
     passages = []
@@ -259,6 +268,29 @@ def _passages(record: DocumentRecord) -> list[bioc.BioCPassage]:
         passage.offset = offset
         passage.text = body
         passages.append(passage)
+    return passages
+
+
+def _kept_passages(record: DocumentRecord) -> list[bioc.BioCPassage]:
+    """The passages an import kept (``metadata["passages"]``: BioC, PubMed), when they still tile the text in order;
+    else none (the caller falls back to title and abstract)."""
+    kept = record.metadata.get("passages")
+    if not isinstance(kept, list) or not kept:
+        return []
+    passages, end = [], 0
+    for item in kept:
+        try:
+            offset, length = int(item["offset"]), int(item["length"])
+        except (TypeError, KeyError, ValueError):
+            return []
+        if offset < end or offset + length > len(record.text):
+            return []
+        passage = bioc.BioCPassage()
+        passage.infons.update({str(k): str(v) for k, v in item.items() if k not in ("offset", "length")})
+        passage.offset = offset
+        passage.text = record.text[offset : offset + length]
+        passages.append(passage)
+        end = offset + length
     return passages
 
 

@@ -32,6 +32,7 @@ from webapp.corpus.formats.ids import ID_FORMS, check_id_form
 from webapp.corpus.formats.records import DocumentRecord
 from webapp.corpus.importers import COLLECTION_TITLE_MAX, import_pubtator
 from webapp.corpus.models import Collection, Link
+from webapp.corpus.pubmed_import import import_pubmed
 from webapp.corpus.writer import DuplicateDocument, ImportReport, Progress, write_documents
 
 __all__ = [
@@ -125,8 +126,12 @@ def import_documents(
     title: str | None = None,
     dictionary_slug: str | None = None,
     progress: Progress | None = None,
+    job_id: int | None = None,
+    force: bool = False,
 ) -> ImportReport:
-    """Import a file of format ``fmt`` into ``collection_slug`` (created if new), in one transaction.
+    """Import a file of format ``fmt`` into ``collection_slug`` (created if new), in one transaction; PubMed XML
+    in a transaction per batch, resumable through ``job_id``, ``force`` letting an update change or delete
+    documents curators decided on (:mod:`webapp.corpus.pubmed_import`).
 
     ``progress`` is called with (documents written, total) as the import goes. Raises :class:`FormatError` /
     :class:`linker.data.ParseError` (file and line or element) for a malformed file, ``FileNotFoundError``
@@ -137,6 +142,11 @@ def import_documents(
     _check_slug(collection_slug)
     check_label(title, "collection title", COLLECTION_TITLE_MAX)
     dictionary_slug = dictionary_slug or _collection_dictionary(collection_slug)
+    if spec.name == "pubmed-xml":
+        return import_pubmed(path, collection_slug=collection_slug, title=title, dictionary_slug=dictionary_slug,
+                             progress=progress, job_id=job_id, force=force)
+    if force:
+        raise ValueError("force applies to PubMed XML updates only")
     if spec.name == "pubtator":
         return import_pubtator(path, collection_slug=collection_slug, title=title, dictionary_slug=dictionary_slug, progress=progress)
     records = list(spec.read(path))  # the whole file first: a malformed one is refused before any write

@@ -32,6 +32,11 @@ class Command(BaseCommand):
                  "files one document per file.",
         )
 
+        parser.add_argument(
+            "--force", action="store_true",
+            help="PubMed XML update: also replace or delete documents curators decided on (default: keep them).",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         with progress_bar("documents", enabled=options["verbosity"] > 0) as progress:
             try:
@@ -42,6 +47,7 @@ class Command(BaseCommand):
                     title=options["title"],
                     dictionary_slug=options["dictionary"],
                     progress=progress,
+                    force=options["force"],
                 )
             except (ValueError, FileNotFoundError) as exc:  # ParseError and FormatError are ValueErrors: "path:line: message"
                 raise CommandError(str(exc)) from exc
