@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.request import Request
@@ -54,7 +55,7 @@ class CorpusRunViewSet(RejectNulMixin, mixins.ListModelMixin, viewsets.GenericVi
         context = self.get_serializer_context() | {"job_views": services.describe_all(page)}
         return self.get_paginated_response(JobSerializer(page, many=True, context=context).data)
 
-    @extend_schema(request=CorpusRunSerializer, responses={201: JobSerializer, 400: ErrorSerializer, 404: ErrorSerializer})
+    @extend_schema(request=CorpusRunSerializer, responses={201: JobSerializer, 400: OpenApiTypes.OBJECT, 404: ErrorSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = CorpusRunSerializer(data=request.data)
         data.is_valid(raise_exception=True)
