@@ -131,6 +131,7 @@ class _Batch:
         self.report = report
         self.force = force
         self.detect = wants_detection(collection)
+        self.detect_ids: list[int] = []  # documents written or replaced without mentions: detection, after commit
 
     def apply(self, items: list[Article | Deletion]) -> None:
         pending: dict[str, DocumentRecord] = {}  # a PMID twice in a batch: the later version wins
@@ -142,6 +143,7 @@ class _Batch:
                 pending = {}
                 self._delete(item.pmids)
         self._articles(pending)
+        queue_detection(self.detect_ids)  # sent once this batch commits, in the detector's own chunks
 
     def _existing(self, pmids: Iterable[str]) -> dict[str, tuple[int, str, str]]:
         rows = Document.objects.filter(collection=self.collection, external_id__in=list(pmids))
@@ -173,7 +175,7 @@ class _Batch:
         if new:
             writer = DocumentWriter(self.collection, self.source, None, self.report, existing=set())
             writer.add(new)
-            queue_detection(writer.detect_ids)  # after this batch's commit
+            self.detect_ids += writer.detect_ids
             self.report.new += len(new)
 
     def _replace(self, pk: int, rec: DocumentRecord, curator_links: int) -> None:
@@ -182,7 +184,7 @@ class _Batch:
         Document.objects.filter(pk=pk).update(text=rec.text, title=rec.title, metadata=rec.metadata,
                                               detection_state=state, detected_at=None, detection_model="")
         if self.detect:
-            queue_detection([pk])
+            self.detect_ids.append(pk)
         self.report.replaced += 1
         _name(self.report.replaced_ids, rec.external_id)
         if curator_links:
