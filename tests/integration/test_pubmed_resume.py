@@ -52,3 +52,13 @@ def test_a_file_cut_short_then_whole_continues_from_the_last_batch(tmp_path, mon
     assert run_import(third.pk) == ImportJob.State.SUCCEEDED
     third.refresh_from_db()
     assert (third.report["resumed_at"], third.report["unchanged"]) == (0, 5)
+
+
+def test_a_lost_worker_says_what_stays_committed() -> None:
+    from webapp.imports.jobs import _lost_reason
+
+    job = ImportJob(import_kind="documents", path="pubmed24n0001.xml.gz", progress=1500, progress_total=30000,
+                    result={"resume": {"file": "pubmed24n0001.xml.gz", "collection": "pm", "position": 1500, "done": False}})
+    reason = _lost_reason(job)
+    assert "its first 1,500 items are committed" in reason and "continues from there" in reason
+    assert "nothing of this import was written" in _lost_reason(ImportJob(import_kind="documents", path="a.txt"))

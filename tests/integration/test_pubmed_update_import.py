@@ -85,7 +85,18 @@ def test_curated_documents_are_kept_unless_forced(alice) -> None:  # type: ignor
     assert "10000004" not in _texts()
     events = AuditEvent.objects.filter(action__in=["document.withdrawn", "document.replaced"])
     assert sorted(e.action for e in events) == ["document.replaced", "document.withdrawn"]
-    assert all(e.before == {"curator_links": 1} for e in events)
+    assert all(e.before == {"curator_links": 1, "gold_links": 0} for e in events)
+
+
+def test_gold_annotated_documents_are_kept_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # A PubTator gold corpus's abstract, which PubMed's XML writes with its section labels.
+    gold = tmp_path / "gold.txt"
+    gold.write_text("10000002|t|Ataxia-telangiectasia and breast cancer risk.\n10000002|a|Carriers have a raised risk.\n"
+                    "10000002\t0\t21\tAtaxia-telangiectasia\tDisease\tD001260\n\n")
+    import_documents(gold, "pubtator", collection_slug="pm")
+    report = import_documents(UPDATE, "pubmed-xml", collection_slug="pm")
+    assert (report.replaced, report.kept_curated, report.kept_ids) == (0, 1, ["10000002"])
+    assert Mention.objects.filter(document__external_id="10000002").count() == 1
 
 
 def test_force_is_refused_for_other_formats(tmp_path) -> None:  # type: ignore[no-untyped-def]

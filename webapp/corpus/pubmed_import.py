@@ -14,11 +14,12 @@ what it is, one file of a series that keeps a collection in step with PubMed:
   is written); a changed text ``replaced`` (its mentions and their links dropped, since their offsets no longer
   hold, and the document queued for mention detection again); a new PMID is written as any import writes it.
 - **A ``DeleteCitation``** removes the listed documents (their mentions and links with them).
-- **Curators' work is never lost silently.** A document with a curator's decision (a curator link on one of its
-  mentions) is neither replaced nor deleted by an update unless ``force`` is given: it is kept as it is and the
-  report counts and names it (``kept_curated``). Forced, the change is made and recorded in the audit log
-  (``document.replaced`` / ``document.withdrawn``, with how many curator links it held), since a deleted
-  document's decisions go with it.
+- **Curators' work is never lost silently.** A document with a curator's decision or a gold annotation (a curator
+  or gold link on one of its mentions: a PubTator gold corpus's abstract differs from PubMed's XML in small ways,
+  and its annotations' offsets would be lost with it) is neither replaced nor deleted by an update unless ``force``
+  is given: it is kept as it is and the report counts and names it (``kept_curated``). Forced, the change is made
+  and recorded in the audit log (``document.replaced`` / ``document.withdrawn``, with how many curator and gold
+  links it held), since a deleted document's decisions go with it.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class PubmedReport(ImportReport):
     unchanged: int = 0  # already there with the same title and text: nothing written
     replaced: int = 0  # already there with another text: text replaced, stale mentions dropped
     deleted: int = 0  # withdrawn by a DeleteCitation
-    kept_curated: int = 0  # a change or deletion refused: curators decided on the document (see ``force``)
+    kept_curated: int = 0  # a change or deletion refused: the document has curator or gold links (``force``)
     resumed_at: int = 0  # items of the file read past: committed by an earlier, unfinished import
     position: int = 0  # items of the file committed
     replaced_ids: list[str] = field(default_factory=list)  # the first few replaced PMIDs
@@ -149,12 +150,15 @@ class _Batch:
         rows = Document.objects.filter(collection=self.collection, external_id__in=list(pmids))
         return {ext: (pk, title, text) for ext, pk, title, text in rows.values_list("external_id", "pk", "title", "text")}
 
-    def _curated(self, document_pks: Iterable[int]) -> dict[int, int]:
-        """Of these documents, those a curator decided on, with their count of curator links."""
-        links = Link.objects.filter(mention__document_id__in=list(document_pks), origin=Link.Origin.CURATOR)
-        counts: dict[int, int] = {}
-        for doc in links.values_list("mention__document_id", flat=True):
-            counts[doc] = counts.get(doc, 0) + 1
+    def _curated(self, document_pks: Iterable[int]) -> dict[int, dict[str, int]]:
+        """Of these documents, those with curator or gold links, with their counts (``curator_links``,
+        ``gold_links``): what an update must not take away unless forced."""
+        origins = {Link.Origin.CURATOR.value: "curator_links", Link.Origin.GOLD.value: "gold_links"}
+        links = Link.objects.filter(mention__document_id__in=list(document_pks), origin__in=list(origins))
+        counts: dict[int, dict[str, int]] = {}
+        for doc, origin in links.values_list("mention__document_id", "origin"):
+            held = counts.setdefault(doc, dict.fromkeys(origins.values(), 0))
+            held[origins[origin]] += 1
         return counts
 
     def _articles(self, records: dict[str, DocumentRecord]) -> None:
@@ -171,14 +175,14 @@ class _Batch:
             elif pk in curated and not self.force:
                 self._keep(pmid)
             else:
-                self._replace(pk, rec, curated.get(pk, 0))
+                self._replace(pk, rec, curated.get(pk))
         if new:
             writer = DocumentWriter(self.collection, self.source, None, self.report, existing=set())
             writer.add(new)
             self.detect_ids += writer.detect_ids
             self.report.new += len(new)
 
-    def _replace(self, pk: int, rec: DocumentRecord, curator_links: int) -> None:
+    def _replace(self, pk: int, rec: DocumentRecord, held: dict[str, int] | None) -> None:
         Mention.objects.filter(document_id=pk).delete()  # their offsets were into the old text (links go with them)
         state = Document.DetectionState.QUEUED if self.detect else Document.DetectionState.NONE
         Document.objects.filter(pk=pk).update(text=rec.text, title=rec.title, metadata=rec.metadata,
@@ -187,8 +191,8 @@ class _Batch:
             self.detect_ids.append(pk)
         self.report.replaced += 1
         _name(self.report.replaced_ids, rec.external_id)
-        if curator_links:
-            self._audit(actions.DOCUMENT_REPLACED, pk, rec.external_id, curator_links)
+        if held:
+            self._audit(actions.DOCUMENT_REPLACED, pk, rec.external_id, held)
 
     def _delete(self, pmids: tuple[str, ...]) -> None:
         existing = self._existing(pmids)
@@ -209,9 +213,9 @@ class _Batch:
         self.report.kept_curated += 1
         _name(self.report.kept_ids, pmid)
 
-    def _audit(self, action: str, pk: int, pmid: str, curator_links: int) -> None:
+    def _audit(self, action: str, pk: int, pmid: str, held: dict[str, int]) -> None:
         record(action, object_type="document", object_id=pk, label=f"PMID {pmid} in {self.collection.slug}",
-               before={"curator_links": curator_links}, after={"file": Path(self.source).name})
+               before=held, after={"file": Path(self.source).name})
 
 
 def _name(names: list[str], pmid: str) -> None:
@@ -222,7 +226,7 @@ def _name(names: list[str], pmid: str) -> None:
 def _sum_up(report: PubmedReport, slug: str, seconds: float) -> None:
     if report.kept_curated:
         report.warnings.append(
-            f"{report.kept_curated} documents curators decided on were kept as they were, though the file changes or "
+            f"{report.kept_curated} documents with curators' decisions or gold annotations were kept as they were, though the file changes or "
             f"withdraws them (e.g. PMID {', '.join(report.kept_ids)}); import again with force to apply it"
         )
     if report.replaced:

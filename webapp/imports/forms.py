@@ -160,7 +160,8 @@ class DocumentsImportForm(CollectionTargetForm):
     )
     force = forms.BooleanField(
         required=False, label="Apply a PubMed update to curated documents too",
-        help_text="Without it, a document curators decided on is kept as it is when the update changes or withdraws it.",
+        help_text="Without it, a document with curators' decisions or gold annotations is kept as it is when the update "
+                  "changes or withdraws it.",
     )
     dictionary = forms.ModelChoiceField(
         queryset=_dictionaries_with_releases(), to_field_name="slug", required=False, label="Dictionary",

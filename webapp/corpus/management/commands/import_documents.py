@@ -34,7 +34,8 @@ class Command(BaseCommand):
 
         parser.add_argument(
             "--force", action="store_true",
-            help="PubMed XML update: also replace or delete documents curators decided on (default: keep them).",
+            help="PubMed XML update: also replace or delete documents with curators' decisions or gold annotations "
+                 "(default: keep them).",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
