@@ -125,6 +125,18 @@ def test_a_cancelled_run_cancels_its_chunks_and_they_do_nothing(collection: Coll
     assert not Mention.objects.exists()
 
 
+def test_a_running_chunk_asked_to_stop_stops_before_its_next_document(collection: Collection) -> None:
+    run = start_run(collection, RunScope(), chunk_size=3, send=False)
+    first, second = run.children.order_by("pk")
+    run_chunk(first.pk)
+    Job.objects.filter(pk=second.pk).update(state="running")  # taken by a worker, as far as the page knows
+    cancel_run(Job.objects.get(pk=run.pk))
+    assert run_chunk(second.pk) == {}  # it stopped before its first document
+    run.refresh_from_db()
+    assert (run.state, run.progress) == ("cancelled", 3)
+    assert Job.objects.get(pk=second.pk).state == "cancelled"
+
+
 def test_the_api_starts_a_run_for_admins_only(collection: Collection, alice, settings) -> None:  # type: ignore[no-untyped-def]
     settings.TASK_QUEUE_OVERRIDE = "test-nobody-listens"
     api = APIClient()
