@@ -62,3 +62,52 @@ def test_a_lost_worker_says_what_stays_committed() -> None:
     reason = _lost_reason(job)
     assert "its first 1,500 items are committed" in reason and "continues from there" in reason
     assert "nothing of this import was written" in _lost_reason(ImportJob(import_kind="documents", path="a.txt"))
+
+
+def test_a_worker_killed_mid_file_is_continued_by_the_next_import(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """SIGKILL (the OOM killer) while a PubMed file is read: the committed batches stay, the sweep says so, and
+    importing the file again continues after them, every article once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from django.db import connection
+
+    from tests.integration.conftest import database_url
+    from tests.unit.test_pubmed_streaming import _write
+    from webapp.jobs.sweep import fail_lost_jobs
+
+    articles = 6_000
+    path = tmp_path / "pubmed24n0002.xml.gz"
+    _write(path, articles)
+    job = _job(path)
+    env = os.environ | {"DATABASE_URL": database_url(connection.settings_dict), "DJANGO_SETTINGS_MODULE": "webapp.settings"}
+    script = f"import django\ndjango.setup()\nfrom tasks.imports import run_import\nrun_import({job.pk})\n"
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[2], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (ImportJob.objects.get(pk=job.pk).result or {}).get("resume"):
+            assert process.poll() is None and time.monotonic() < deadline, "the import ended before a batch committed"
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    deadline = time.monotonic() + 30
+    while ImportJob.objects.get(pk=job.pk).state == ImportJob.State.RUNNING:  # its lease goes with its connection
+        assert time.monotonic() < deadline, "still running 30 s after its process was killed"
+        fail_lost_jobs()
+        time.sleep(0.2)
+    job.refresh_from_db()
+    committed = job.result["resume"]["position"]
+    assert job.state == ImportJob.State.FAILED and f"its first {committed:,} items are committed" in job.error
+    assert 0 < committed < articles and Document.objects.count() == committed
+
+    again = _job(path)
+    assert run_import(again.pk) == ImportJob.State.SUCCEEDED
+    again.refresh_from_db()
+    assert (again.report["resumed_at"], again.report["new"], again.report["unchanged"]) == (committed, articles - committed, 0)
+    assert again.report["deleted"] == 2  # the file's DeleteCitation of PMIDs 7 and 8
+    assert Document.objects.count() == articles - 2
