@@ -50,3 +50,18 @@ def test_a_forced_update_through_the_api_reports_its_counts(alice) -> None:  # t
     report = client.get(f"/api/imports/{forced['id']}/").json()["report"]
     assert (report["deleted"], report["kept_curated"], report["unchanged"]) == (1, 0, 3)
     assert not Document.objects.filter(external_id="10000004").exists()
+
+
+@pytest.mark.django_db
+def test_exports_through_the_api_read_back(alice, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import_documents(FIXTURES / "baseline.xml", "pubmed-xml", collection_slug="pm")
+    client = APIClient()
+    client.force_authenticate(alice)
+    texts = dict(Document.objects.filter(collection__slug="pm").values_list("external_id", "text"))
+    for fmt, name in (("pubmed-xml", "again.xml"), ("pubannotation", "again.json")):
+        response = client.get(f"/api/collections/pm/export/?as={fmt}")
+        assert response.status_code == 200, response.content[:300]
+        path = tmp_path / name
+        path.write_bytes(response.content)
+        import_documents(path, fmt, collection_slug=f"again-{fmt}")
+        assert dict(Document.objects.filter(collection__slug=f"again-{fmt}").values_list("external_id", "text")) == texts
