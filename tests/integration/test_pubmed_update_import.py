@@ -71,9 +71,9 @@ def test_update_with_a_deletion_and_a_changed_abstract() -> None:
 
 def test_curated_documents_are_kept_unless_forced(alice) -> None:  # type: ignore[no-untyped-def]
     import_documents(BASELINE, "pubmed-xml", collection_slug="pm")
-    for pmid in ("10000002", "10000004"):
+    for pmid, action in (("10000002", "nil"), ("10000004", "reject")):  # a rejected span leaves no curator link
         mention = _mention(pmid, 0, 10)
-        decide(user=alice, mention_id=mention.pk, action="nil", seen_updated_at=mention.updated_at, teach=False)
+        decide(user=alice, mention_id=mention.pk, action=action, seen_updated_at=mention.updated_at, teach=False)
     report = import_documents(UPDATE, "pubmed-xml", collection_slug="pm")
     assert (report.replaced, report.deleted, report.kept_curated) == (0, 0, 2)
     assert sorted(report.kept_ids) == ["10000002", "10000004"]
@@ -84,8 +84,10 @@ def test_curated_documents_are_kept_unless_forced(alice) -> None:  # type: ignor
     assert (forced.replaced, forced.deleted, forced.kept_curated) == (1, 1, 0)
     assert "10000004" not in _texts()
     events = AuditEvent.objects.filter(action__in=["document.withdrawn", "document.replaced"])
-    assert sorted(e.action for e in events) == ["document.replaced", "document.withdrawn"]
-    assert all(e.before == {"curator_links": 1, "gold_links": 0} for e in events)
+    assert {e.action: e.before for e in events} == {
+        "document.replaced": {"curator_links": 1, "gold_links": 0, "decided_mentions": 1},
+        "document.withdrawn": {"curator_links": 0, "gold_links": 0, "decided_mentions": 1},
+    }
 
 
 def test_gold_annotated_documents_are_kept_too(tmp_path) -> None:  # type: ignore[no-untyped-def]

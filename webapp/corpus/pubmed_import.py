@@ -15,11 +15,11 @@ what it is, one file of a series that keeps a collection in step with PubMed:
   hold, and the document queued for mention detection again); a new PMID is written as any import writes it.
 - **A ``DeleteCitation``** removes the listed documents (their mentions and links with them).
 - **Curators' work is never lost silently.** A document with a curator's decision or a gold annotation (a curator
-  or gold link on one of its mentions: a PubTator gold corpus's abstract differs from PubMed's XML in small ways,
-  and its annotations' offsets would be lost with it) is neither replaced nor deleted by an update unless ``force``
-  is given: it is kept as it is and the report counts and names it (``kept_curated``). Forced, the change is made
-  and recorded in the audit log (``document.replaced`` / ``document.withdrawn``, with how many curator and gold
-  links it held), since a deleted document's decisions go with it.
+  or gold link on one of its mentions, or a mention a curator decided on or added, a rejected span included; a
+  PubTator gold corpus's abstract differs from PubMed's XML in small ways, and its annotations' offsets would be
+  lost with it) is neither replaced nor deleted by an update unless ``force`` is given: it is kept as it is and the report counts and names it (``kept_curated``). Forced, the change is made
+  and recorded in the audit log (``document.replaced`` / ``document.withdrawn``, with how many curator links,
+  gold links and decided mentions it held), since a deleted document's decisions go with it.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 
 from webapp.audit import actions
 from webapp.audit.events import record
@@ -48,6 +49,8 @@ __all__ = ["BATCH_ITEMS", "PubmedReport", "import_pubmed", "resume_point"]
 
 BATCH_ITEMS = 500
 _NAMED = 10  # PMIDs a warning names
+# A mention in one of these states is a curator's outcome (accepted, relinked, NIL, rejected span).
+_DECIDED = (Mention.Status.ACCEPTED, Mention.Status.RELINKED, Mention.Status.NIL, Mention.Status.REJECTED)
 
 
 @dataclass
@@ -151,14 +154,18 @@ class _Batch:
         return {ext: (pk, title, text) for ext, pk, title, text in rows.values_list("external_id", "pk", "title", "text")}
 
     def _curated(self, document_pks: Iterable[int]) -> dict[int, dict[str, int]]:
-        """Of these documents, those with curator or gold links, with their counts (``curator_links``,
-        ``gold_links``): what an update must not take away unless forced."""
+        """Of these documents, those with curator or gold links or with mentions a curator decided on or added
+        (a rejected span leaves no link), with their counts: what an update must not take away unless forced."""
+        pks = list(document_pks)
         origins = {Link.Origin.CURATOR.value: "curator_links", Link.Origin.GOLD.value: "gold_links"}
-        links = Link.objects.filter(mention__document_id__in=list(document_pks), origin__in=list(origins))
+        links = Link.objects.filter(mention__document_id__in=pks, origin__in=list(origins))
+        decided = Mention.objects.filter(Q(status__in=_DECIDED) | Q(source=Mention.Source.CURATOR), document_id__in=pks)
         counts: dict[int, dict[str, int]] = {}
-        for doc, origin in links.values_list("mention__document_id", "origin"):
-            held = counts.setdefault(doc, dict.fromkeys(origins.values(), 0))
-            held[origins[origin]] += 1
+        rows = [*links.values_list("mention__document_id", "origin"),
+                *((doc, "decided") for doc in decided.values_list("document_id", flat=True))]
+        for doc, kind in rows:
+            held = counts.setdefault(doc, {"curator_links": 0, "gold_links": 0, "decided_mentions": 0})
+            held[origins.get(kind, "decided_mentions")] += 1
         return counts
 
     def _articles(self, records: dict[str, DocumentRecord]) -> None:
