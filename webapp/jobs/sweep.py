@@ -43,8 +43,8 @@ from webapp.jobs.models import Job
 logger = logging.getLogger(__name__)
 
 # A heartbeat job without a beat for this long has lost its worker: its runner beats every 5 s
-# (webapp.training.progress), so this is four beats missed.
-STALE_AFTER = timedelta(seconds=20)
+# (webapp.training.progress), so this is four beats missed (20 s; the setting JOB_STALE_AFTER_S).
+STALE_AFTER = timedelta(seconds=settings.JOB_STALE_AFTER_S)
 # A worker takes a message off its queue a moment before it records it as delivered: a job whose message is
 # missing is looked for once more this much later before it counts as lost.
 RECHECK_AFTER_S = 1.0

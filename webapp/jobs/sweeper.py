@@ -26,13 +26,14 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 
 from webapp.jobs.sweep import STALE_AFTER
 
 logger = logging.getLogger(__name__)
 
-SWEEP_EVERY_S = 5.0
+SWEEP_EVERY_S = float(settings.JOB_SWEEP_EVERY_S)  # 5 s
 
 __all__ = ["SWEEP_EVERY_S", "JobSweeper", "start_sweeper", "stop_sweeper", "start_in_worker", "stop_in_worker"]
 

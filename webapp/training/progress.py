@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.db.models.functions import Now
 
@@ -20,7 +21,7 @@ from webapp.training.models import TrainingRun, append_log
 
 logger = logging.getLogger(__name__)
 
-HEARTBEAT_EVERY_S = 5.0
+HEARTBEAT_EVERY_S = float(settings.JOB_HEARTBEAT_EVERY_S)  # 5 s
 PROGRESS_EVERY_S = 1.0
 MAX_LOSS_POINTS = 600
 # Phases after the training keep its figures (epoch, step, loss) on the page instead of restarting them.
