@@ -358,12 +358,10 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "in
 # without persistence, or the web process died between its commit and the publish) is queued again, with the
 # reason on the job; the workers sweep every minute and when one starts (webapp.jobs.sweep).
 QUEUED_JOB_SWEEP_AFTER_S = envint("QUEUED_JOB_SWEEP_AFTER_S", 300, 10)
-# A lost worker's job: a training run beats a heartbeat every JOB_HEARTBEAT_EVERY_S, a heartbeat this old
-# (JOB_STALE_AFTER_S: four beats missed) means its worker is gone, and each worker sweeps every JOB_SWEEP_EVERY_S
-# (webapp.jobs.sweeper). Read when the process starts; tests set them lower for the workers they start.
-JOB_HEARTBEAT_EVERY_S = envint("JOB_HEARTBEAT_EVERY_S", 5, 1)
-JOB_STALE_AFTER_S = envint("JOB_STALE_AFTER_S", 20, 2)
-JOB_SWEEP_EVERY_S = envint("JOB_SWEEP_EVERY_S", 5, 1)
+# A run beats a heartbeat every JOB_HEARTBEAT_EVERY_S and is failed as lost after JOB_STALE_AFTER_S without
+# one (4 beats); workers sweep every JOB_SWEEP_EVERY_S (webapp.jobs.sweeper). Tests lower them for their workers.
+JOB_HEARTBEAT_EVERY_S, JOB_STALE_AFTER_S, JOB_SWEEP_EVERY_S = (
+    envint("JOB_HEARTBEAT_EVERY_S", 5, 1), envint("JOB_STALE_AFTER_S", 20, 2), envint("JOB_SWEEP_EVERY_S", 5, 1))
 # How long the audit log keeps an event (webapp.audit.retention, swept daily on the beat schedule); 0 keeps every one.
 AUDIT_RETENTION_DAYS = envint("AUDIT_RETENTION_DAYS", 365, 0)
 CELERY_TASK_ALWAYS_EAGER = False  # never eager: tests run a real worker
