@@ -14,6 +14,7 @@ keeps one connection of its own, outside any request's transaction.
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import uuid
@@ -83,6 +84,8 @@ class PgVectorIndex(DenseIndex):
         self._rows = rows
         self._connect = connect
         self._conn: Any = None
+        self._pid = 0  # the process that opened the connection
+        self._ef: int | None = None  # the hnsw.ef_search set on it
         self._lock = threading.Lock()  # one connection, one statement at a time (web servers run threads)
 
     def __len__(self) -> int:
@@ -124,8 +127,9 @@ class PgVectorIndex(DenseIndex):
         conn.execute(f"ANALYZE {self.table}")
 
     def _connection(self) -> Any:
-        if self._conn is None or self._conn.closed:
-            self._conn = _open(self._connect)
+        if self._conn is None or self._conn.closed or self._pid != os.getpid():
+            # A process forked from the one that opened it (a preloading server) opens its own.
+            self._conn, self._pid, self._ef = _open(self._connect), os.getpid(), None
         return self._conn
 
     def _query(self, sql: str, params: tuple[Any, ...], ef_search: int | None = None) -> list[tuple[Any, ...]]:
@@ -141,8 +145,9 @@ class PgVectorIndex(DenseIndex):
 
     def _run(self, sql: str, params: tuple[Any, ...], ef_search: int | None) -> list[tuple[Any, ...]]:
         conn = self._connection()
-        if ef_search is not None:
+        if ef_search is not None and ef_search != self._ef:  # a session setting: set once per connection and value
             conn.execute(f"SET hnsw.ef_search = {int(ef_search)}")
+            self._ef = ef_search
         return list(conn.execute(sql, params).fetchall())
 
     def search(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
