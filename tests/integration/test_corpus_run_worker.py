@@ -132,7 +132,10 @@ def test_a_run_whose_worker_is_killed_ends_with_the_counts_of_one_that_was_not(q
     half = Mention.objects.filter(document__collection=collection).count()
     assert 0 < half < len(expected[0])  # something of the run was written, not all of it
     states = [Job.objects.get(pk=c.pk).state for c in chunks]
-    assert states == ["succeeded", "running", "queued"] and Job.objects.get(pk=run.pk).state == "running"
+    # "queued": another worker's sweep (the suite's other workers share this database) may already have found the
+    # lost chunk and sent it again, to this test's queue, where the chunk was first sent.
+    assert states[0] == "succeeded" and states[1] in ("running", "queued") and states[2] == "queued", states
+    assert Job.objects.get(pk=run.pk).state == "running"
 
     with solo_worker(queue, log):  # a new worker; its sweeper (and ours) finds the lost chunk and queues it again
         wait_for(lambda: bool(fail_lost_jobs()) or _finished(run) or Job.objects.get(pk=chunks[1].pk).attempts > 1,

@@ -57,10 +57,19 @@ def job_task_id(row: models.Model) -> str:
     return str(uuid.uuid5(JOB_TASK_NAMESPACE, key))
 
 
-def send_now(task_name: str, *args: Any, queue: str | None = None, task_id: str | None = None) -> str:
+def sent_to() -> str:
+    """The queue this process sends to in place of the routes (its ``TASK_QUEUE_OVERRIDE``), or "" (the routes,
+    the same in every process): what a job records to be sent again to the same place."""
+    return str(getattr(settings, "TASK_QUEUE_OVERRIDE", "") or "")
+
+
+def send_now(task_name: str, *args: Any, queue: str | None = None, task_id: str | None = None,
+             same_queue: bool = False) -> str:
     """Publish ``task_name(*args)`` at once (routing by name, see ``webapp.celery``); returns the task id.
 
-    ``queue`` overrides the route; ``settings.TASK_QUEUE_OVERRIDE`` (a private worker's queue) overrides both.
+    ``queue`` overrides the route; ``settings.TASK_QUEUE_OVERRIDE`` (a private worker's queue) overrides both,
+    unless ``same_queue``: a job sent again goes to the queue it was first sent to (:func:`sent_to`), whichever
+    process's sweep sends it.
     No result is kept: a job's row is its result. (Asking for one would also subscribe to the result backend
     first, which retries a dead Redis 20 times a second apart before giving up.)
     """
@@ -68,7 +77,8 @@ def send_now(task_name: str, *args: Any, queue: str | None = None, task_id: str 
 
     from webapp.celery import app
 
-    queue = getattr(settings, "TASK_QUEUE_OVERRIDE", "") or queue
+    if not (same_queue and queue):
+        queue = getattr(settings, "TASK_QUEUE_OVERRIDE", "") or queue
     options: dict[str, Any] = {"queue": queue} if queue else {}
     try:
         result = app.send_task(task_name, args=args, task_id=task_id, ignore_result=True, **options)

@@ -20,7 +20,7 @@ from django.urls import reverse
 
 from webapp.audit import actions
 from webapp.audit.events import record
-from webapp.core.queue import QueueUnavailable, job_task_id, send_now
+from webapp.core.queue import QueueUnavailable, job_task_id, send_now, sent_to
 from webapp.corpus.models import Collection, Document
 from webapp.curation.corpus_runs.scope import RunScope, ScopeError, documents_of, resolve
 from webapp.jobs import lifecycle
@@ -68,7 +68,8 @@ def start_run(collection: Collection, scope: RunScope, user: Any = None, chunk_s
             arguments={"collection": collection.slug, "chunks": len(batches), "chunk_size": chunk_size,
                        "scope": scope.as_arguments(), "models": models_used(detectors)})
         chunks = [Job.objects.create(kind=CORPUS_RUN, parent=parent, progress_total=len(batch), created_by=parent.created_by,
-                                     arguments={"collection": collection.slug, "run": parent.pk, "documents": batch})
+                                     arguments={"collection": collection.slug, "run": parent.pk, "documents": batch,
+                                                "queue": sent_to()})
                   for batch in batches]
         record(actions.CORPUS_RUN_STARTED, actor=user, obj=parent, label=f"corpus run {parent.pk} of {collection.slug}",
                after={"documents": len(ids), "chunks": len(batches), "scope": scope.describe(),
@@ -105,7 +106,8 @@ def requeue_lost_chunk(chunk: Job, reason: str) -> bool:
 
     def publish() -> None:
         try:
-            send_now(RUN_CHUNK_TASK, chunk.pk, task_id=job_task_id(chunk))
+            send_now(RUN_CHUNK_TASK, chunk.pk, task_id=job_task_id(chunk), queue=chunk.arguments.get("queue") or None,
+                     same_queue=True)  # where it was first sent, whichever process's sweep found it lost
         except QueueUnavailable as exc:  # it stays queued: the sweep sends it again once the broker is back
             logger.warning("corpus run chunk %s not queued again: %s", chunk.pk, exc)
 
