@@ -17,7 +17,6 @@ documents already in the collection skipped, errors naming the file and the line
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
@@ -25,6 +24,7 @@ from django.core.validators import validate_slug
 
 from linker.data import GoldMention, PubTatorDocument, iter_pubtator
 from linker.textfiles import open_text
+from webapp.core.batching import batched
 from webapp.core.inputs import check_label, input_path
 from webapp.corpus.formats.records import DocumentRecord, LinkRecord, MentionRecord
 from webapp.corpus.models import Collection
@@ -65,7 +65,7 @@ def import_pubtator(
     check_label(title, "collection title", COLLECTION_TITLE_MAX)
     return write_documents(
         # iter_pubtator is looked up here, at call time, so that tests can stand in for the reader.
-        _batched((_record(path, doc) for doc in iter_pubtator(path)), DOCUMENT_BATCH),
+        batched((_record(path, doc) for doc in iter_pubtator(path)), DOCUMENT_BATCH),
         source=str(path),
         collection_slug=collection_slug,
         title=title,
@@ -104,14 +104,3 @@ def _estimate_documents(path: Path) -> int | None:
             return sum(1 for line in fh if "|t|" in line[:40])
     except (OSError, UnicodeDecodeError, EOFError, zlib.error):  # zlib.error: a damaged .gz file
         return None  # the reader will report where the file is broken
-
-
-def _batched(docs: Iterator[DocumentRecord], size: int) -> Iterator[list[DocumentRecord]]:
-    batch: list[DocumentRecord] = []
-    for doc in docs:
-        batch.append(doc)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

@@ -25,16 +25,16 @@ what it is, one file of a series that keeps a collection in step with PubMed:
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
 
 from webapp.audit import actions
 from webapp.audit.events import record
+from webapp.core.batching import batched
 from webapp.core.inputs import input_path
 from webapp.corpus.detection import queue_detection, wants_detection
 from webapp.corpus.formats.pubmed import Article, Deletion, count_articles, iter_pubmed
@@ -91,7 +91,7 @@ def import_pubmed(
     report = PubmedReport(collection_id=0, resumed_at=start_at, position=start_at)
     if start_at:
         report.warnings.append(f"continued after item {start_at:,} of {path.name}, which an earlier import committed")
-    for batch in _batched(iter_pubmed(path, start_at), batch_items or BATCH_ITEMS):
+    for batch in batched(iter_pubmed(path, start_at), batch_items or BATCH_ITEMS):
         with transaction.atomic():
             collection = locked_collection(collection_slug, title, dictionary)
             report.collection_id = collection.pk
@@ -248,14 +248,3 @@ def _sum_up(report: PubmedReport, slug: str, seconds: float) -> None:
         f"PubMed: {report.new} new, {report.replaced} replaced, {report.unchanged} unchanged, {report.deleted} "
         f"deleted, {report.kept_curated} kept (curated) in {slug}{resumed}, in {report.seconds:.1f} s"
     )
-
-
-def _batched(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
-    batch: list[Any] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

@@ -35,6 +35,7 @@ from webapp.core.uploads import new_upload_folder, upload_folder
 from webapp.corpus.formats import FORMATS
 from webapp.imports.jobs import queue_import
 from webapp.imports.models import ImportJob
+from webapp.jobs.models import eta_label
 from webapp.linking.models import IndexVersion
 
 DICTIONARY_FORMAT_LABELS = {"medic": "MEDIC TSV", "dnorm": "DNorm/BioSyn text", "obo": "OBO", "umls": "UMLS RRF"}
@@ -291,15 +292,3 @@ def seconds_left(job: ImportJob, now: datetime) -> float | None:
         return None
     elapsed = max((now - job.started_at).total_seconds(), 0.0)
     return max(job.progress_total - job.progress, 0) * elapsed / job.progress
-
-
-def eta_label(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    if seconds < 10:
-        return "a few seconds left"
-    if seconds < 90:
-        return f"about {round(seconds / 5) * 5:.0f} s left"
-    if seconds < 90 * 60:
-        return f"about {round(seconds / 60):.0f} min left"
-    return f"about {seconds / 3600:.1f} h left"

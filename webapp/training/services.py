@@ -144,12 +144,13 @@ def _carry_reranker(encoder: EncoderModel | None, linker: Linker, say: Progress)
     """An index built with a linker artifact that holds a LATTE re-ranker (``python -m linker train-rerank``)
     keeps it when it fits this dictionary version and encoder; otherwise the index serves the retriever's
     ranking and the build says why."""
-    if encoder is None or not (ensure_local(encoder.artifact_path) / "rerank").is_dir():
+    rerank = ensure_local(encoder.artifact_path) / "rerank" if encoder is not None else None
+    if rerank is None or not rerank.is_dir():
         return
     from linker.rerank import Reranker, RerankerError
 
     try:
-        linker.reranker = Reranker.load(ensure_local(encoder.artifact_path) / "rerank", linker.encoder, linker.table)
+        linker.reranker = Reranker.load(rerank, linker.encoder, linker.table)
         say("the artifact's LATTE re-ranker is carried over")
     except RerankerError as exc:
         say(f"the artifact's re-ranker is not used: {exc}")

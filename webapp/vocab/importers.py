@@ -19,10 +19,9 @@ from __future__ import annotations
 import hashlib
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import islice
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
@@ -31,6 +30,7 @@ from django.db import transaction
 from linker.data import DICTIONARY_FORMATS, iter_dictionary, read_release, sniff_dictionary_format
 from linker.dictionary_formats import namespaced
 from linker.textfiles import open_text
+from webapp.core.batching import batched
 from webapp.core.inputs import check_label, input_path
 from webapp.vocab.copy import copy_rows, max_length
 from webapp.vocab.import_steps import analyze_vocab, existing_version, locked_dictionary, report_existing
@@ -47,7 +47,6 @@ _TITLE_MAX = max_length(Dictionary, "title")
 _RELEASE_MAX = max_length(DictionaryVersion, "release")
 
 Progress = Callable[[int, int | None], None]
-T = TypeVar("T")
 
 
 def import_dictionary(
@@ -168,7 +167,7 @@ def _write_version(version: DictionaryVersion, path: Path, fmt: str, *, include_
     records = iter_dictionary(path, fmt, include_obsolete=include_obsolete)
     if fmt == "dnorm":  # bare MeSH ids, stored as every other MEDIC release names them
         records = map(namespaced, records)
-    for batch in _batched(records, BATCH_SIZE):
+    for batch in batched(records, BATCH_SIZE):
         writer.add_concepts(batch)
         if progress:
             progress(writer.report.concepts, max(total or 0, writer.report.concepts) or None)
@@ -218,9 +217,3 @@ def _estimate_records(path: Path, fmt: str) -> int | None:
     except (OSError, UnicodeDecodeError, EOFError, zlib.error):  # zlib.error: a damaged .gz file
         return None  # the reader will report where the file is broken
     return count
-
-
-def _batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
-    iterator = iter(items)
-    while batch := list(islice(iterator, size)):
-        yield batch

@@ -40,6 +40,7 @@ from linker.umls import (
     iter_mrrel_edges,
     iter_semantic_types,
 )
+from webapp.core.batching import batched
 from webapp.vocab.copy import copy_into, max_length
 from webapp.vocab.import_steps import analyze_vocab, existing_version, locked_dictionary, report_existing
 from webapp.vocab.models import Concept, DictionaryVersion, HierarchyEdge, KnownType, KnownTypeVocabulary
@@ -166,17 +167,6 @@ class _Staging:
             cursor.execute(f"DROP TABLE IF EXISTS {', '.join(self.TABLES)}")
 
 
-def _batched(items: Iterable[Any], size: int) -> Iterable[list[Any]]:
-    batch: list[Any] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 # --- concepts and names -----------------------------------------------------------------------------------------
 
 
@@ -185,7 +175,7 @@ def _write_concepts(umls: UmlsRelease, keep: UmlsFilter, writer: VersionWriter, 
     read = [0]  # bytes of MRCONSO read so far
     auis: list[tuple[str, str]] | None = [] if stage is not None else None
     size = umls.size(MRCONSO)
-    for batch in _batched(iter_concepts(umls, keep, read, auis), BATCH_SIZE):
+    for batch in batched(iter_concepts(umls, keep, read, auis), BATCH_SIZE):
         writer.add_concepts(batch)
         if stage is not None and auis:
             _stage_auis(stage, auis)
@@ -209,7 +199,7 @@ def _write_semantic_types(umls: UmlsRelease, version: DictionaryVersion, stage: 
                           keep: UmlsFilter) -> None:
     labels: dict[str, str] = {}
     rows = 0
-    for batch in _batched(iter_semantic_types(umls), STAGE_BATCH):
+    for batch in batched(iter_semantic_types(umls), STAGE_BATCH):
         for st in batch:
             if "\x00" in st.label:
                 raise ParseError(umls.where(MRSTY), st.line, f"TUI {st.tui}: STY contains a NUL character")
@@ -254,7 +244,7 @@ def _write_hierarchy(umls: UmlsRelease, version: DictionaryVersion, stage: _Stag
                      keep: UmlsFilter, hierarchy: str, use_mrhier: bool) -> None:
     if use_mrhier:
         source = f"{MRHIER} contexts"
-        for batch in _batched(iter_mrhier_edges(umls, keep), STAGE_BATCH):
+        for batch in batched(iter_mrhier_edges(umls, keep), STAGE_BATCH):
             stage.copy("umls_stage_hier", ["child", "parent_aui"], batch)
         with connection.cursor() as cursor:
             # A parent atom absent from MRCONSO keeps a NULL parent: counted below with the other unmatched rows.
@@ -264,7 +254,7 @@ def _write_hierarchy(umls: UmlsRelease, version: DictionaryVersion, stage: _Stag
     else:
         broader = hierarchy == "mrrel-broader"
         source = f"{MRREL} PAR/CHD{'/RB/RN' if broader else ''} rows"
-        for batch in _batched(iter_mrrel_edges(umls, keep, broader), STAGE_BATCH):
+        for batch in batched(iter_mrrel_edges(umls, keep, broader), STAGE_BATCH):
             stage.copy("umls_stage_edge", ["child", "parent"], batch)
     params = {"version": version.pk, "relation": IS_A}
     table, concepts = HierarchyEdge._meta.db_table, Concept._meta.db_table
