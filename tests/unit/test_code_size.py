@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("linker", "webapp", "tasks")
+PACKAGES = ("linker", "webapp", "tasks", "client")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
 
