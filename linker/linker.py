@@ -210,18 +210,29 @@ class Linker:
         ``queries`` (normalised, one list of parts per mention) replaces the linker's own split, as the
         evaluation protocol does when it pairs composite parts with gold.
         """
+        return self.link_documents([(mentions, document_text)], k, rerank,
+                                   None if queries is None else [queries])[0]
+
+    def link_documents(
+        self, documents: Sequence[tuple[Sequence[MentionSpan], str | None]], k: int = 20, rerank: bool = True,
+        queries: Sequence[Sequence[Sequence[str]]] | None = None,
+    ) -> list[list[LinkedMention]]:
+        """:meth:`link_in_context` over several documents (mentions, text) at once: the mentions of every document
+        are searched together (one encoder batch), each re-ranked in its own document's text. ``queries``: one
+        list per document, as :meth:`link_in_context`'s."""
         if queries is None:
-            queries = self.queries_for([m.text for m in mentions], document_text)
+            queries = [self.queries_for([m.text for m in mentions], text) for mentions, text in documents]
         reranker = self.reranker if rerank else None
         contexts: list[MentionContext] = []
         warming: Future[object] | None = None
         if reranker is not None:
-            contexts = [mention_context(m, document_text, q, reranker.settings.window_words)
-                        for m, qs in zip(mentions, queries, strict=True) for q in qs]
+            contexts = [mention_context(m, text, q, reranker.settings.window_words)
+                        for (mentions, text), doc_queries in zip(documents, queries, strict=True)
+                        for m, qs in zip(mentions, doc_queries, strict=True) for q in qs]
             # The mentions' transformer pass needs no candidate: on a second core while the retriever searches
             # (linker.overlap; inline where torch has several threads).
             warming = beside(reranker.states.mentions, contexts)
-        parts = self.link_queries(queries, k)
+        parts = self.link_queries([qs for doc_queries in queries for qs in doc_queries], k)
         scored = None
         if reranker is not None:
             if warming is not None:
@@ -230,13 +241,18 @@ class Linker:
             lists = [part[:top] for mention_parts in parts for part in mention_parts]
             scored = iter(reranker.score(contexts, lists, self.table, self.concept_prior,
                                          self.config.retrieval.dense_scale))
-        out: list[LinkedMention] = []
+        flat: list[LinkedMention] = []
         for mention_parts in parts:
             if scored is None or reranker is None:
-                flat = [c for part in mention_parts for c in part]
-                out.append(LinkedMention(flat, RANKED_BY_RETRIEVER, [homonyms(self.table, c) for c in flat]))
+                cands = [c for part in mention_parts for c in part]
+                flat.append(LinkedMention(cands, RANKED_BY_RETRIEVER, [homonyms(self.table, c) for c in cands]))
             else:
-                out.append(reranked_mention(reranker, mention_parts, scored, self.table))
+                flat.append(reranked_mention(reranker, mention_parts, scored, self.table))
+        out: list[list[LinkedMention]] = []
+        pos = 0
+        for mentions, _ in documents:
+            out.append(flat[pos : pos + len(mentions)])
+            pos += len(mentions)
         return out
 
     def ranked_as_served(

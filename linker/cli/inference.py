@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from linker.cli.common import read_docs
-from linker.data import iter_dictionary, iter_pubtator
+from linker.data import iter_pubtator
 from linker.device import choose_device
 from linker.evaluate import evaluate_linking
 from linker.linker import Linker
@@ -44,35 +44,21 @@ def detect_main(
     """Mentions of each document of ``inputs`` found by the tagger folder ``tagger``, the dictionary matcher over
     the names of ``dictionaries``, or both merged by ``rule`` (:mod:`linker.detect.merge`): one JSON object per
     document (``id``, ``spans`` with their offsets, text, source and score). Returns counts."""
-    from linker.detect.matcher import DictionaryMatcher
-    from linker.detect.merge import merge
-    from linker.detect.tagger import Tagger
+    from linker.detect.detector import Detector
 
-    if tagger is None and not dictionaries:
-        raise ValueError("nothing to detect with: give a tagger folder, a dictionary, or both")
-    matcher = DictionaryMatcher(
-        name for d in dictionaries for record in iter_dictionary(d, dictionary_format) for name in record.all_names()
-    ) if dictionaries else None
-    model = Tagger.load(tagger, device) if tagger is not None else None
+    detector = Detector.load(tagger, dictionaries, dictionary_format, rule, device)
     documents = spans = 0
     t0 = time.perf_counter()
     for path in inputs:
         docs = _documents(path)
-        texts = [text for _, text in docs]
-        tagged = model.predict(texts, batch_size) if model is not None else None
-        matched = matcher.find_many(texts) if matcher is not None else None
-        for i, (doc_id, _) in enumerate(docs):
-            if tagged is not None and matched is not None:
-                found = merge(matched[i], tagged[i], rule, tagger_knows=model.knows if model is not None else None)
-            else:
-                found = (tagged if tagged is not None else matched or [[]])[i]
+        found_all = detector.detect([text for _, text in docs], batch_size)
+        for (doc_id, _), found in zip(docs, found_all, strict=True):
             output.write(json.dumps({"id": doc_id, "file": str(path), "spans": [s._asdict() for s in found]}) + "\n")
             documents += 1
             spans += len(found)
     elapsed = time.perf_counter() - t0
     return {"documents": documents, "spans": spans, "seconds": elapsed, "documents_per_s": documents / max(elapsed, 1e-9),
-            "detectors": [d for d, on in (("tagger", model), ("matcher", matcher)) if on is not None],
-            "rule": rule if model is not None and matcher is not None else None}
+            "detectors": detector.detectors, "rule": rule if detector.merged else None}
 
 
 def _link_in_context(linker: Linker, eval_set: Sequence[Any], texts: dict[str, str], k: int) -> list[list[list[Any]]]:
