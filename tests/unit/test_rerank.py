@@ -323,6 +323,30 @@ def test_with_one_torch_thread_the_context_is_encoded_beside_retrieval_and_ranks
         assert [round(c.score, 4) for c in a.candidates] == [round(c.score, 4) for c in b.candidates]
 
 
+def test_documents_linked_together_are_each_reranked_in_their_own_text(trained) -> None:  # type: ignore[no-untyped-def]
+    """Linker.link_documents (what the spaCy component's nlp.pipe calls): the mentions of every document in one
+    search, each re-ranked in its own text, as link_in_context ranks one document at a time; and so through
+    spaCy's elwb_linker over the re-ranking artifact."""
+    _, folder, _ = trained
+    linker = Linker.load(folder, strict_rerank=True)
+    texts = {"High glucose and DM needed insulin.": ["DM"], "Children with AT showed ataxia and telangiectasia.": ["AT"],
+             "Patients with breast cancer and DM developed tumours.": ["breast cancer", "DM"]}
+    documents = [([MentionSpan(m, t.index(m), t.index(m) + len(m)) for m in ms], t) for t, ms in texts.items()]
+    together = linker.link_documents(documents, k=5)
+    for (spans, text), linked in zip(documents, together, strict=True):
+        for a, b in zip(linker.link_in_context(spans, text, k=5), linked, strict=True):
+            assert a.ranked_by == b.ranked_by == linker.ranked_by
+            assert [(c.concept_id, round(c.score, 4)) for c in a.candidates] == [(c.concept_id, round(c.score, 4)) for c in b.candidates]
+    spacy = pytest.importorskip("spacy", reason="spaCy is a dev extra")
+    import linker.spacy_component  # noqa: F401
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("entity_ruler").add_patterns([{"label": "DISEASE", "pattern": m} for ms in texts.values() for m in ms])
+    nlp.add_pipe("elwb_linker", config={"artifact": str(folder), "k": 5})
+    for doc, linked in zip(nlp.pipe(list(texts)), together, strict=True):
+        assert [[cid for cid, _ in e._.kb_ents] for e in doc.ents] == [[c.concept_id for c in one.candidates] for one in linked]
+
+
 def test_a_linker_without_a_reranker_ranks_as_the_retriever(trained) -> None:  # type: ignore[no-untyped-def]
     root, _, _ = trained
     base = Linker.load(root / "base")
