@@ -39,7 +39,7 @@ lives in :mod:`linker.methods.tagger`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,7 @@ __all__ = ["Tagger", "TAGGER_FILE"]
 TAGGER_FILE = "tagger.json"
 FEATURE_WEIGHTS_FILE = "gazetteer.safetensors"
 FORMAT_VERSION = 1
+POOL_BATCHES = 8  # prediction sorts this many batches' windows by length before running them
 
 
 @dataclass
@@ -126,6 +127,9 @@ class Tagger:
         self._cls = int(tokenizer.cls_token_id)
         self._sep = int(tokenizer.sep_token_id)
         self._pad = int(tokenizer.pad_token_id or 0)
+        # Prediction's network: None is torch (as trained); else an exported one (linker.detect.onnx_tagger).
+        self.runtime: Callable[[np.ndarray, np.ndarray, np.ndarray | None], np.ndarray] | None = None
+        self.runtime_name = "torch"
 
     # --- construction -------------------------------------------------------------------------------
 
@@ -285,7 +289,10 @@ class Tagger:
         return self.model(inputs_embeds=embeds, attention_mask=mask).logits
 
     def predict(self, texts: Sequence[str], batch_size: int = 16) -> list[list[Span]]:
-        """The mentions of each text, sorted by start (source "tagger", score: mean label probability)."""
+        """The mentions of each text, sorted by start (source "tagger", score: mean label probability).
+
+        Windows are gathered :data:`POOL_BATCHES` batches at a time and run shortest first, so a batch pads its
+        windows to about their own length: an abstract's short last window is not padded to a full one."""
         out: list[list[Span]] = [[] for _ in texts]
         for index, spans in self._tag(texts, max(1, batch_size)):
             out[index] = spans
@@ -308,16 +315,22 @@ class Tagger:
                                 np.full(len(enc.starts), np.inf, np.float32), len(starts))
                 item.probs[:, 0] = 1.0  # a word no token starts in is "O" unless glued (see _decode)
                 pending[index] = item
-                for start in starts:
-                    batch.append((item, start))
-                    if len(batch) >= batch_size:
-                        yield from self._run(batch, pending, content)
-                        batch = []
+                batch.extend((item, start) for start in starts)
+                if len(batch) >= batch_size * POOL_BATCHES:
+                    yield from self._run_pool(batch, pending, content, batch_size)
+                    batch = []
             if batch:
-                yield from self._run(batch, pending, content)
+                yield from self._run_pool(batch, pending, content, batch_size)
         finally:
             if was_training:
                 self.train(True)
+
+    def _run_pool(
+        self, pool: list[tuple[_Pending, int]], pending: dict[int, _Pending], content: int, batch_size: int
+    ) -> Iterator[tuple[int, list[Span]]]:
+        pool.sort(key=lambda window: min(content, len(window[0].enc) - window[1]))
+        for at in range(0, len(pool), batch_size):
+            yield from self._run(pool[at : at + batch_size], pending, content)
 
     def _run(
         self, batch: list[tuple[_Pending, int]], pending: dict[int, _Pending], content: int
@@ -325,8 +338,13 @@ class Tagger:
         rows = [self.window_ids(item.enc, start) for item, start in batch]
         ids, mask = self.collate(rows)
         feats = self.collate_features([self.window_features(item.enc, start) for item, start in batch], ids.shape[1])
-        with torch.inference_mode():
-            probs = torch.softmax(self.logits(ids, mask, feats).float(), dim=-1).cpu().numpy()  # (batch, length, labels)
+        if self.runtime is not None:
+            scores = self.runtime(ids.numpy(), mask.numpy(), None if feats is None else feats.numpy())
+            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            probs = scores / scores.sum(axis=-1, keepdims=True)  # (batch, length, labels)
+        else:
+            with torch.inference_mode():
+                probs = torch.softmax(self.logits(ids, mask, feats).float(), dim=-1).cpu().numpy()
         for row, (item, start) in enumerate(batch):
             first = item.first[start : start + content]
             length = len(first)
