@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import requests
 
-from elwb_client.errors import ApiError, JobCancelled, JobFailed, WaitTimeout, error_message
+from elwb_client.errors import ApiError, ClientError, JobCancelled, JobFailed, WaitTimeout, error_message
 from elwb_client.formats import guess_format
 from elwb_client.jobs import ImportReport, Job, ProgressPrinter
 from elwb_client.multipart import MultipartFile
@@ -24,6 +24,7 @@ Progress = Callable[[Job], None]
 CHUNK_BYTES = 1 << 16
 TOKEN_NAME = "elwb_client"
 _NO_ENDPOINT = "no such API endpoint"  # the API's JSON 404 for a path it does not have (an older server)
+EXPORT_PARAMETERS = ("as", "links", "ids", "suggestions")  # what the export action reads; the stream also filters
 
 
 class Client:
@@ -45,9 +46,23 @@ class Client:
         if token:
             self.use_token(token)
         elif username is not None and password is not None:
-            self.login(username, password)
+            try:
+                self.login(username, password)
+            except BaseException:
+                self.close()  # no one can close a client that was never made
+                raise
         elif username is not None or password is not None:
             raise ValueError("give both username and password, or a token")
+
+    def close(self) -> None:
+        """Close the session's connections (``with Client(...) as client:`` does it at the end of the block)."""
+        self.session.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # --- authentication and requests ------------------------------------------------------------------------
 
@@ -79,7 +94,8 @@ class Client:
         response = self.session.request(method, url, params=_query(params), json=json, stream=stream,
                                         timeout=self.timeout, **kwargs)
         if response.status_code >= 400:
-            raise _api_error(response, method)
+            with response:  # read, then handed back to the pool (a streamed answer too)
+                raise _api_error(response, method)
         return response
 
     def get_json(self, path: str, **params: Any) -> Any:
@@ -105,19 +121,29 @@ class Client:
         return dict(self.request("POST", "collections/", json=body).json())
 
     def iter_documents(self, collection: str, page_size: int = 500, **filters: Any) -> Iterator[dict[str, Any]]:
-        """Every document of the collection (``GET /api/documents/?collection=...``, without text), page after
-        page by the answers' ``next`` links, so any pagination the server uses is followed. ``filters`` are more
-        query parameters (``external_id=...``). An unknown collection is an :class:`ApiError` 404."""
-        self.collection(collection)  # an unknown collection is a 404, not an empty list
-        path: str | None = "documents/"
-        params: dict[str, Any] | None = {"collection": collection, "page_size": page_size, **filters}
-        while path:
+        """Every document of the collection (without text), page after page by the answers' ``next`` links:
+        ``/api/collections/<slug>/documents/`` (an opaque cursor: a walk meets each document once while documents
+        are added) where the server has it, ``/api/documents/?collection=<slug>`` otherwise. ``filters`` are more
+        query parameters (``external_id``; ``changed_since``, ``model_version``, ``detection_state``,
+        ``mention_status`` where the server has them). An unknown collection is an :class:`ApiError` 404."""
+        params: dict[str, Any] = {"page_size": page_size, **filters}
+        path = f"collections/{_segment(collection)}/documents/"
+        try:
             page = self.request("GET", path, params=params).json()
+        except ApiError as exc:
+            if exc.status != 404 or exc.message != _NO_ENDPOINT:
+                raise
+            self.collection(collection)  # an older server: an unknown collection is a 404 there too, not no documents
+            page = self.request("GET", "documents/", params={"collection": collection, **params}).json()
+        while True:
             if isinstance(page, list):  # an unpaginated list
                 yield from page
                 return
             yield from page.get("results", [])
-            path, params = page.get("next"), None  # ``next`` carries every parameter itself
+            following = page.get("next")  # it carries every parameter itself
+            if not following:
+                return
+            page = self.request("GET", following).json()
 
     def document(self, document_id: int) -> dict[str, Any]:
         """One document with its text and its first mentions (``GET /api/documents/<id>/``)."""
@@ -214,7 +240,9 @@ class Client:
         """Write the collection's documents in ``format`` (``jsonl``, ``pubtator``, ``bioc-xml``, ``bioc-json``,
         ``brat``, ``pubannotation``, ``pubmed-xml``) to a file path or a binary file object, and return the bytes
         written. ``filters`` are the export's parameters: ``links`` (decided, gold, curator, all), ``ids``
-        (dictionary, source), ``suggestions`` (True adds the model's best where a part has no other link).
+        (dictionary, source), ``suggestions`` (True adds the model's best where a part has no other link), and
+        where the server streams exports the document filters (``changed_since``, ``model_version``,
+        ``detection_state``, ``mention_status``; an older server refuses them with :class:`ClientError`).
 
         The answer is streamed to the file in blocks, never held whole in memory. The server's streaming export
         (``/api/collections/<slug>/documents/stream/``) is used where it has one, its ``export`` action otherwise.
@@ -245,11 +273,15 @@ class Client:
                 self._streaming_export = True
                 return response
             except ApiError as exc:
-                if exc.status not in (404, 405) or (exc.status == 404 and exc.message != _NO_ENDPOINT):
-                    raise
-                self._streaming_export = False  # an older server: its export action
+                if exc.status == 404 and exc.message == _NO_ENDPOINT:
+                    self._streaming_export = False  # an older server: its export action
+                elif not (exc.status == 400 and isinstance(exc.body, dict) and set(exc.body) == {"as"}):
+                    raise  # (a format the stream does not write, brat for one, comes whole from the export action)
+        narrowed = sorted(set(params) - set(EXPORT_PARAMETERS))
+        if narrowed:
+            raise ClientError(f"this server exports whole collections only: it has no streaming export to narrow by "
+                              f"{', '.join(narrowed)} (or not in format {params.get('as')!r})")
         return self.request("GET", f"collections/{slug}/export/", params=params, stream=True, headers=headers)
-
 
 def _copy(response: requests.Response, fh: IO[bytes]) -> int:
     written = 0

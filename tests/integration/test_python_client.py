@@ -6,11 +6,13 @@ come back as the client's own errors with the server's words. The command line d
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -52,10 +54,29 @@ def world(tmp_path: Path, alice) -> Iterator[Collection]:  # type: ignore[no-unt
     forget_all()
 
 
-def test_a_pipeline_imports_runs_waits_and_exports(world: Collection, live_server, detection_worker,  # noqa: F811  # type: ignore[no-untyped-def]
+@pytest.fixture
+def connect(live_server) -> Iterator[Callable[..., Client]]:  # type: ignore[no-untyped-def]
+    """Clients of the live server, closed at the end of the test: a kept-alive connection holds a server thread,
+    and that thread its database connection, which would keep the test database from being dropped."""
+    made: list[Client] = []
+
+    def make(url: str = live_server.url, **credentials: str) -> Client:
+        client = Client(url, **credentials)
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        client.close()
+    # A connection whose answer ended in an error can sit in a reference cycle (the exception's traceback) until
+    # the collector runs: collected now, its socket closes, and the server's thread and its database connection end.
+    gc.collect()
+
+
+def test_a_pipeline_imports_runs_waits_and_exports(world: Collection, live_server, connect, detection_worker,  # noqa: F811  # type: ignore[no-untyped-def]
                                                    settings, tmp_path: Path) -> None:
     settings.TASK_QUEUE_OVERRIDE = detection_worker.queue  # the live server's tasks go to this test's worker
-    client = Client(live_server.url, username="alice", password=PASSWORD)
+    client = connect(username="alice", password=PASSWORD)
     assert client.token and client.session.headers["Authorization"] == f"Token {client.token}"
 
     source = tmp_path / "abstracts.xml"
@@ -87,6 +108,10 @@ def test_a_pipeline_imports_runs_waits_and_exports(world: Collection, live_serve
     assert linked["902"] == [("asthma", ASTHMA), ("diabetes", DIABETES)]
     assert linked["903"] == [("asthma", ASTHMA), ("high blood pressure", HYPERTENSION)]
     assert Document.objects.filter(collection=world).count() == 3
+    brat = tmp_path / "export" / "pm.zip"  # a format the streaming export does not write: the export action's
+    assert client.export("pm", brat, format="brat") == brat.stat().st_size
+    with zipfile.ZipFile(brat) as archive:
+        assert {Path(n).stem for n in archive.namelist()} == set(ARTICLES)
 
     # The command line: the same server and token from the environment; a finished job waits no more.
     env = dict(os.environ, ELWB_URL=live_server.url, ELWB_TOKEN=client.token)
@@ -103,15 +128,16 @@ def test_a_pipeline_imports_runs_waits_and_exports(world: Collection, live_serve
     assert "HTTP 404" in refused.stderr and "no collection nowhere" in refused.stderr
 
 
-def test_refusals_come_back_as_api_errors_with_the_servers_words(world: Collection, live_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(ApiError) as bad_token:
-        Client(live_server.url, token="not-a-token").collection("pm")
+def test_refusals_come_back_as_api_errors_with_the_servers_words(world: Collection, live_server, connect,  # type: ignore[no-untyped-def]
+                                                                 tmp_path: Path) -> None:
+    with pytest.raises(ApiError) as bad_token, Client(live_server.url, token="not-a-token") as stranger:
+        stranger.collection("pm")
     assert bad_token.value.status == 401 and bad_token.value.message == "Invalid token."
     with pytest.raises(ApiError) as bad_password:
         Client(live_server.url, username="alice", password="wrong")
     assert bad_password.value.status == 400 and "Unable to log in" in bad_password.value.message
 
-    client = Client(f"{live_server.url}/api/", username="alice", password=PASSWORD)  # "/api/" is accepted too
+    client = connect(f"{live_server.url}/api/", username="alice", password=PASSWORD)  # "/api/" is accepted too
     with pytest.raises(ApiError) as unknown:
         client.start_corpus_run("nowhere")
     assert (unknown.value.status, unknown.value.message) == (404, "no collection nowhere")
@@ -131,10 +157,10 @@ def test_refusals_come_back_as_api_errors_with_the_servers_words(world: Collecti
     assert no_format.value.status == 400 and "unknown format 'nonsense'" in no_format.value.message
 
 
-def test_a_queued_run_cancelled_ends_the_wait_with_job_cancelled(world: Collection, live_server, settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_queued_run_cancelled_ends_the_wait_with_job_cancelled(world: Collection, connect, settings) -> None:  # type: ignore[no-untyped-def]
     settings.TASK_QUEUE_OVERRIDE = "test-nobody-listens"  # its chunks stay queued: nothing runs them
     Document.objects.create(collection=world, external_id="n1", text="Asthma.")
-    client = Client(live_server.url, username="alice", password=PASSWORD)
+    client = connect(username="alice", password=PASSWORD)
     run = client.start_corpus_run("pm", documents="unannotated", mention_types=["Disease"])
     with pytest.raises(WaitTimeout) as still_queued:
         client.wait(run, poll=0.05, timeout=0.2)
