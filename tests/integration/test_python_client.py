@@ -119,10 +119,16 @@ def test_a_pipeline_imports_runs_waits_and_exports(world: Collection, live_serve
     waited = subprocess.run([*cli, "wait", str(run.id), "--quiet"], env=env, capture_output=True, text=True, timeout=60)
     assert waited.returncode == 0, waited.stderr
     assert "succeeded" in waited.stderr
+    gold = tmp_path / "gold.txt"  # PubTator with a gold mention: guessed from its lines
+    gold.write_text("904|t|Asthma in June.\n904|a|Seen twice.\n904\t0\t6\tAsthma\tDisease\tD001249\n\n", encoding="utf-8")
+    imported = subprocess.run([*cli, "import", "pm", str(gold)], env=env, capture_output=True, text=True, timeout=60)
+    assert imported.returncode == 0, imported.stderr
+    assert {k: json.loads(imported.stdout)[k] for k in ("collection", "documents", "mentions")} == {
+        "collection": "pm", "documents": 1, "mentions": 1}
     exported = subprocess.run([*cli, "export", "pm", "-", "--as", "pubtator"], env=env, capture_output=True, timeout=60,
                               cwd=PROJECT_ROOT)
     assert exported.returncode == 0, exported.stderr
-    assert exported.stdout.decode().startswith(("901|t|", "902|t|", "903|t|"))
+    assert "904\t0\t6\tAsthma\tDisease\t" in exported.stdout.decode()
     refused = subprocess.run([*cli, "run", "nowhere"], env=env, capture_output=True, text=True, timeout=60)
     assert (refused.returncode, refused.stdout) == (1, "")
     assert "HTTP 404" in refused.stderr and "no collection nowhere" in refused.stderr
