@@ -101,8 +101,8 @@ def test_gold_annotated_documents_are_kept_too(tmp_path) -> None:  # type: ignor
     assert Mention.objects.filter(document__external_id="10000002").count() == 1
 
 
-def test_force_is_refused_for_other_formats(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    path = tmp_path / "a.jsonl"
-    path.write_text('{"id": "1", "text": "x"}\n')
-    with pytest.raises(ValueError, match="PubMed"):
-        import_documents(path, "jsonl", collection_slug="pm", force=True)
+def test_force_is_refused_for_formats_read_whole(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "a.txt"
+    path.write_text("1|t|Gout\n1|a|x\n\n")
+    with pytest.raises(ValueError, match="force applies to PubMed XML, BioC, JSON Lines and PubAnnotation imports only"):
+        import_documents(path, "pubtator", collection_slug="pm", force=True)

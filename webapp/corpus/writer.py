@@ -168,8 +168,16 @@ class DocumentWriter:
         self.detect = wants_detection(collection)
         self.detect_ids: list[int] = []  # documents written without mentions: for mention detection
 
-    def add(self, batch: Sequence[DocumentRecord]) -> None:
-        records = [r for r in map(self._numbered, batch) if self._keep(r)]
+    def next_batch(self, collection: Collection) -> None:
+        """A batch-committed import's next transaction (:mod:`webapp.corpus.batch_import`): the collection as read
+        under its lock; the ids it asks the database about per batch; the detection of the batch before it sent."""
+        self.collection = collection
+        self.existing = set()
+        self.detect_ids = []
+
+    def add(self, batch: Sequence[DocumentRecord], *, numbered: bool = False) -> None:
+        """Write the batch's records (``numbered``: their repeated ids already numbered by :meth:`numbered`)."""
+        records = [r for r in (batch if numbered else map(self.numbered, batch)) if self._keep(r)]
         if not records:
             return
         try:
@@ -182,13 +190,23 @@ class DocumentWriter:
                 ]
             )
             self.detect_ids.extend(d.pk for d in documents if d.detection_state == queued)
-            wanted = [(document.pk, m) for r, document in zip(records, documents, strict=True) for m in self._unique_mentions(r)]
-            self._write_mentions(wanted)
-            mention_pks = self._mention_pks([d.pk for d in documents])
-            links = self._write_links((mention_pks[(doc, m.start, m.end, m.mention_type)], m) for doc, m in wanted)
         except DatabaseError as exc:
             raise refused_batch(self.source, batch, exc) from exc
         self.report.documents += len(documents)
+        self.write_annotations([(document.pk, r) for r, document in zip(records, documents, strict=True)])
+
+    def write_annotations(self, documents: Sequence[tuple[int, DocumentRecord]]) -> None:
+        """The records' mentions and gold links, for documents (by pk) that have none yet: new ones, or ones whose
+        text a batch-committed import has just replaced."""
+        if not documents:
+            return
+        try:
+            wanted = [(pk, m) for pk, r in documents for m in self._unique_mentions(r)]
+            self._write_mentions(wanted)
+            mention_pks = self._mention_pks([pk for pk, _ in documents])
+            links = self._write_links((mention_pks[(doc, m.start, m.end, m.mention_type)], m) for doc, m in wanted)
+        except DatabaseError as exc:
+            raise refused_batch(self.source, [r for _, r in documents], exc) from exc
         self.report.mentions += len(wanted)
         self.report.links += links
 
@@ -216,7 +234,7 @@ class DocumentWriter:
 
     # --- checks ---
 
-    def _numbered(self, record: DocumentRecord) -> DocumentRecord:
+    def numbered(self, record: DocumentRecord) -> DocumentRecord:
         """The record, or for an id this file already used, a copy stored as ``ID#2`` (then ``#3`` ...).
 
         Counted per file, not against the collection: importing the file again numbers the repeats the same

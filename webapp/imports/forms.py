@@ -159,9 +159,9 @@ class DocumentsImportForm(CollectionTargetForm):
         required=False, label="Format",
     )
     force = forms.BooleanField(
-        required=False, label="Apply a PubMed update to curated documents too",
-        help_text="Without it, a document with curators' decisions or gold annotations is kept as it is when the update "
-                  "changes or withdraws it.",
+        required=False, label="Apply an update to curated documents too",
+        help_text="PubMed, BioC, JSON Lines or PubAnnotation: without it, a document with curators' decisions or gold "
+                  "annotations is kept as it is when the file changes or withdraws it.",
     )
     dictionary = forms.ModelChoiceField(
         queryset=_dictionaries_with_releases(), to_field_name="slug", required=False, label="Dictionary",

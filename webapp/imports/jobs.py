@@ -95,7 +95,8 @@ def _lost_reason(job: Any) -> str:
     where = f"after {job.progress:,}{total} records" if job.progress else "before it had read a record"
     resume = (job.result or {}).get("resume")
     if resume and resume.get("position"):
-        # A PubMed file commits per batch (webapp.corpus.pubmed_import): what it committed stays.
+        # PubMed, BioC, JSON Lines and PubAnnotation files commit per batch (webapp.corpus.batch_import): what
+        # they committed stays.
         return (f"{WORKER_LOST} {where}; its first {resume['position']:,} items are committed. Import the file again: "
                 "it continues from there.")
     return (f"{WORKER_LOST} {where}; nothing of this import was written (an import is one transaction). "

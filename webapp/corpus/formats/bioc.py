@@ -9,14 +9,18 @@ Export adds provenance infons to each annotation (``origin``, ``decided_by``, ``
 project's documents ``adjudication``, ``adjudicator``, ``chosen_annotator``, ``annotator_labels``: see
 :func:`provenance_infons`); import ignores them. An export of gold and curator links both writes a span whose
 part has both as one annotation per origin (:func:`by_origin`). What the ``bioc`` package would let through and
-BioC does not allow is refused by name (:mod:`webapp.corpus.formats.bioc_checks`).
+BioC does not allow is refused by name (:mod:`webapp.corpus.formats.bioc_checks`). Both are read a document at a
+time, plain or gzip-compressed (XML with :func:`lxml.etree.iterparse`, JSON with ijson): an import commits them a
+batch at a time (:mod:`webapp.corpus.batch_import`).
 """
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from datetime import date
@@ -29,11 +33,9 @@ from lxml import etree
 from webapp.core import limits
 from webapp.corpus.formats.bioc_checks import (
     annotations_in,
-    check_json_types,
-    check_root,
+    check_json_document,
+    check_xml_document,
     integer_field,
-    too_deep,
-    xml_field_error,
 )
 from webapp.corpus.formats.records import (
     DocumentRecord,
@@ -43,68 +45,93 @@ from webapp.corpus.formats.records import (
     links_from_ids,
     not_utf8,
 )
+from webapp.corpus.formats.streams import first_byte, json_values, open_binary
 
 ID_INFONS = ("identifier", "Identifier", "MESH", "concept_id", "CUI")
 TYPE_INFONS = ("type", "Type")
 TITLE_TYPES = ("title", "front")
 SOURCE = "el-workbench"
+_XML_DECODER = biocxml.decoder.BioCXMLDecoder()
 
 
 # --- reading ------------------------------------------------------------------------------------------
 
 
 def read_bioc_xml(path: str | Path) -> Iterator[DocumentRecord]:
+    """The documents of a BioC XML file (plain or gzip), streamed: each ``<document>`` is read, made a record and
+    cleared (with the finished siblings before it), so a file of a million documents is never whole in memory."""
+    index = 0
     try:
-        with open(path, encoding="utf-8") as fh:
-            collection = biocxml.load(fh)
+        with open_binary(Path(path)) as fh:
+            context = etree.iterparse(fh, events=("end",), tag="document", huge_tree=True, resolve_entities=False,
+                                      no_network=True, load_dtd=False)
+            for _, element in context:
+                index += 1
+                yield _xml_document(path, index, element)
+                element.clear(keep_tail=False)
+                parent = element.getparent()
+                while element.getprevious() is not None and parent is not None:
+                    del parent[0]
+            root = context.root
     except etree.XMLSyntaxError as exc:
-        raise FormatError(path, f"line {exc.lineno}", f"not well-formed XML ({exc.msg})") from exc
-    except UnicodeDecodeError as exc:
-        raise not_utf8(path, exc) from exc
+        if "UTF-8" in str(exc.msg) or "encoding" in str(exc.msg):
+            raise not_utf8(path, UnicodeDecodeError("utf-8", b"", 0, 1, str(exc.msg))) from exc
+        short = "; cut short?" if any(s in str(exc.msg) for s in ("Premature end", "not properly terminated")) else ""
+        raise FormatError(path, f"line {max(exc.lineno or 1, 1)}", f"not well-formed XML ({exc.msg}){short}") from exc
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise FormatError(path, "", f"the gzip stream is damaged or cut short ({exc})") from exc
+    if root is not None and root.tag != "collection":
+        raise FormatError(path, f"line {root.sourceline}", f"not a BioC collection (the root element is <{root.tag}>, not <collection>)")
+
+
+def _xml_document(path: str | Path, index: int, element: etree._Element) -> DocumentRecord:
+    where = f"document {(element.findtext('id') or '').strip() or '#' + str(index)}"
+    check_xml_document(path, where, element)
+    try:
+        document = _XML_DECODER._BioCXMLDecoder__parse_document(element)  # the bioc package's reading of one element
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
-        # The bioc package reads offsets with int() and says no more than "invalid literal for int()", and
-        # an annotation without its id attribute (or a location without its offset) is a bare KeyError:
-        # find the element and the field ourselves.
-        raise xml_field_error(path) or FormatError(path, "", f"not a BioC collection ({exc})") from exc
-    if not collection.documents:
-        check_root(path)
-    yield from _documents(path, collection)
+        raise FormatError(path, where, f"not a BioC document ({exc})") from exc
+    return document_record(path, index, document)
 
 
 def read_bioc_json(path: str | Path) -> Iterator[DocumentRecord]:
+    """The documents of a BioC JSON collection (plain or gzip), streamed: the ``documents`` array is read a document
+    at a time by an incremental JSON parser (ijson), so a file of a million documents is never whole in memory."""
+    with open_binary(Path(path)) as fh:
+        if first_byte(fh) not in (b"{", b""):
+            raise FormatError(path, "", "not a BioC JSON collection (expected a top-level collection object)")
+        for index, obj in enumerate(json_values(path, fh, "documents.item"), start=1):
+            yield _json_document(path, index, obj)
+
+
+def _json_document(path: str | Path, index: int, obj: object) -> DocumentRecord:
+    doc_id = obj.get("id") if isinstance(obj, dict) else None
+    where = f"document {doc_id if isinstance(doc_id, str) and doc_id.strip() else '#' + str(index)}"
+    if not isinstance(obj, dict):
+        raise FormatError(path, where, "not a BioC JSON document (expected an object)")
     try:
-        with open(path, encoding="utf-8-sig") as fh:  # -sig: a byte-order mark is not JSON, and not an error
-            collection = biocjson.load(fh)
-    except UnicodeDecodeError as exc:
-        raise not_utf8(path, exc) from exc
-    except RecursionError:
-        raise too_deep(path) from None
-    except ValueError as exc:  # json.JSONDecodeError is a ValueError with a line number
-        where = f"line {exc.lineno}" if hasattr(exc, "lineno") else ""
-        raise FormatError(path, where, f"not BioC JSON ({exc})") from exc
+        document = biocjson.decoder.parse_doc(obj)
     except (KeyError, TypeError, AttributeError) as exc:
-        raise FormatError(path, "", f"not a BioC JSON collection (missing or malformed field {exc})") from exc
-    if not isinstance(collection, bioc.BioCCollection):
-        raise FormatError(path, "", "not a BioC JSON collection (expected a top-level collection object)")
-    check_json_types(path, collection)
-    yield from _documents(path, collection)
+        raise FormatError(path, where, f"not a BioC JSON collection (missing or malformed field {exc})") from exc
+    check_json_document(path, index, document)
+    return document_record(path, index, document)
 
 
-def _documents(path: str | Path, collection: bioc.BioCCollection) -> Iterator[DocumentRecord]:
-    for index, document in enumerate(collection.documents, start=1):
-        doc_id = str(document.id or "").strip()
-        where = f"document {doc_id or '#' + str(index)}"
-        if not doc_id:
-            raise FormatError(path, where, "the document has no id")
-        try:
-            text, title, passages = _text(path, where, document)
-            mentions = [_mention(path, ann_where, annotation, text) for annotation, ann_where in annotations_in(document, where)]
-            metadata = {k: v for k, v in document.infons.items()}
-            metadata["passages"] = passages  # a PMC article's sections, given back by an export
-        except (TypeError, AttributeError) as exc:
-            # BioC JSON is decoded without a schema: a number where a text belongs, a list for the infons.
-            raise FormatError(path, where, f"a field has the wrong type ({exc})") from exc
-        yield DocumentRecord(doc_id, text, title, mentions, metadata, where)
+def document_record(path: str | Path, index: int, document: bioc.BioCDocument) -> DocumentRecord:
+    """One BioC document as a record: its passages laid at their offsets, kept in ``metadata["passages"]``."""
+    doc_id = str(document.id or "").strip()
+    where = f"document {doc_id or '#' + str(index)}"
+    if not doc_id:
+        raise FormatError(path, where, "the document has no id")
+    try:
+        text, title, passages = _text(path, where, document)
+        mentions = [_mention(path, ann_where, annotation, text) for annotation, ann_where in annotations_in(document, where)]
+        metadata = {k: v for k, v in document.infons.items()}
+        metadata["passages"] = passages  # a PMC article's sections, given back by an export
+    except (TypeError, AttributeError) as exc:
+        # BioC JSON is decoded without a schema: a number where a text belongs, a list for the infons.
+        raise FormatError(path, where, f"a field has the wrong type ({exc})") from exc
+    return DocumentRecord(doc_id, text, title, mentions, metadata, where)
 
 
 def _text(path: str | Path, where: str, document: bioc.BioCDocument) -> tuple[str, str, list[dict[str, object]]]:

@@ -12,40 +12,39 @@ from pathlib import Path
 import bioc
 from lxml import etree
 
-from webapp.corpus.formats.records import MAX_METADATA_DEPTH, FormatError, deep_json_keys
+from webapp.corpus.formats.records import FormatError
 
-__all__ = ["check_json_types", "too_deep", "integer_field", "xml_field_error", "check_root", "annotations_in"]
+__all__ = ["check_json_document", "integer_field", "check_xml_document", "annotations_in"]
 
 
-def check_json_types(path: str | Path, collection: bioc.BioCCollection) -> None:
+def check_json_document(path: str | Path, index: int, document: bioc.BioCDocument) -> None:
     """Refuse what BioC JSON's schema types otherwise, naming the element and the field: the bioc package decodes
     without a schema, so an id given as an object would become the text "{'a': 1}" and an offset given as the
     string "0" would pass for a number. Ids and texts are strings, offsets and lengths integers, the infons of
     passages and annotations strings (or null, as PubTator Central writes an annotation without an identifier).
-    A document's infons are its metadata, any JSON, as in JSONL."""
-    for index, document in enumerate(collection.documents, start=1):
-        where = f"document {document.id if isinstance(document.id, str) and document.id.strip() else '#' + str(index)}"
-        _typed(path, where, "field 'id'", document.id, str)
-        if not isinstance(document.infons, dict):
-            raise FormatError(path, where, f"field 'infons' must be an object (found {_json_type(document.infons)})")
-        for number, passage in enumerate(document.passages, start=1):
-            p_where = f"{where} / passage {number}"
-            _typed(path, p_where, "field 'offset'", passage.offset, int)
-            _typed(path, p_where, "field 'text'", passage.text, str, optional=True)
-            _infons(path, p_where, passage.infons)
-            for s_number, sentence in enumerate(passage.sentences, start=1):
-                s_where = f"{p_where} / sentence {s_number}"
-                _typed(path, s_where, "field 'offset'", sentence.offset, int)
-                _typed(path, s_where, "field 'text'", sentence.text, str, optional=True)
-        for a_number, annotation in enumerate(_all_annotations(document), start=1):
-            a_where = f"{where} / annotation #{a_number}"
-            _typed(path, a_where, "field 'id'", annotation.id, str)
-            a_where = f"{where} / annotation {annotation.id}"
-            _typed(path, a_where, "field 'text'", annotation.text, str, optional=True)
-            _infons(path, a_where, annotation.infons)
-            for location in annotation.locations:
-                _typed(path, a_where, "location field 'offset'", location.offset, int)
-                _typed(path, a_where, "location field 'length'", location.length, int)
+    A document's infons are its metadata, any JSON, as in JSONL. ``index``: the document's place in the file."""
+    where = f"document {document.id if isinstance(document.id, str) and document.id.strip() else '#' + str(index)}"
+    _typed(path, where, "field 'id'", document.id, str)
+    if not isinstance(document.infons, dict):
+        raise FormatError(path, where, f"field 'infons' must be an object (found {_json_type(document.infons)})")
+    for number, passage in enumerate(document.passages, start=1):
+        p_where = f"{where} / passage {number}"
+        _typed(path, p_where, "field 'offset'", passage.offset, int)
+        _typed(path, p_where, "field 'text'", passage.text, str, optional=True)
+        _infons(path, p_where, passage.infons)
+        for s_number, sentence in enumerate(passage.sentences, start=1):
+            s_where = f"{p_where} / sentence {s_number}"
+            _typed(path, s_where, "field 'offset'", sentence.offset, int)
+            _typed(path, s_where, "field 'text'", sentence.text, str, optional=True)
+    for a_number, annotation in enumerate(_all_annotations(document), start=1):
+        a_where = f"{where} / annotation #{a_number}"
+        _typed(path, a_where, "field 'id'", annotation.id, str)
+        a_where = f"{where} / annotation {annotation.id}"
+        _typed(path, a_where, "field 'text'", annotation.text, str, optional=True)
+        _infons(path, a_where, annotation.infons)
+        for location in annotation.locations:
+            _typed(path, a_where, "location field 'offset'", location.offset, int)
+            _typed(path, a_where, "location field 'length'", location.length, int)
 
 
 def _typed(path: str | Path, where: str, name: str, value: object, kind: type, optional: bool = False) -> None:
@@ -81,14 +80,6 @@ def _all_annotations(document: bioc.BioCDocument) -> Iterator[bioc.BioCAnnotatio
     yield from (annotation for annotation, _ in annotations_in(document, ""))
 
 
-def too_deep(path: str | Path) -> FormatError:
-    with open(path, encoding="utf-8-sig") as fh:
-        found = deep_json_keys(fh.read())
-    line, keys = found or (0, [])
-    field = f"field {'.'.join(keys)!r}" if keys else "the JSON"
-    return FormatError(path, f"line {line}" if line else "", f"{field} is nested too deeply (more than {MAX_METADATA_DEPTH} levels)")
-
-
 def integer_field(path: str | Path, where: str, value: object, name: str) -> int:
     """An offset or a length: an int (JSON, its types checked by :func:`check_json_types`) or a string of ASCII
     digits (XML has only text); anything else is refused by name."""
@@ -104,41 +95,22 @@ def integer_field(path: str | Path, where: str, value: object, name: str) -> int
     raise FormatError(path, where, f"{name} must be an integer (found {value!r})")
 
 
-def xml_field_error(path: str | Path) -> FormatError | None:
-    """The first offset or length of a BioC XML file that is not an integer, or an annotation without its id,
-    named by document and element."""
-    try:
-        root = etree.parse(str(path)).getroot()
-    except (etree.XMLSyntaxError, OSError):
-        return None
-    try:
-        for index, document in enumerate(root.iterfind("document"), start=1):
-            where = f"document {(document.findtext('id') or '').strip() or '#' + str(index)}"
-            for number, passage in enumerate(document.iterfind("passage"), start=1):
-                integer_field(path, f"{where} / passage {number}", passage.findtext("offset"), "field 'offset'")
-                for s_number, sentence in enumerate(passage.iterfind("sentence"), start=1):
-                    integer_field(path, f"{where} / passage {number} / sentence {s_number}", sentence.findtext("offset"), "field 'offset'")
-            for number, annotation in enumerate(document.iter("annotation"), start=1):
-                if annotation.get("id") is None:
-                    raise FormatError(path, f"{where} / annotation #{number}", "the annotation has no id (attribute 'id')")
-                for location in annotation.iterfind("location"):
-                    for name in ("offset", "length"):
-                        integer_field(path, f"{where} / annotation {annotation.get('id')}", location.get(name), f"location field {name!r}")
-    except FormatError as exc:
-        return exc
-    return None
-
-
-def check_root(path: str | Path) -> None:
-    """Refuse XML that is not BioC by name: another root element gives no documents, which alone would read as
-    an empty file. (Checked only when no document was found; the file parsed once already.)"""
-    try:
-        with open(path, encoding="utf-8") as fh:  # as biocxml.load read it
-            root = etree.parse(fh).getroot()
-    except (etree.XMLSyntaxError, OSError, ValueError):
-        return
-    if root.tag != "collection":
-        raise FormatError(path, f"line {root.sourceline}", f"not a BioC collection (the root element is <{root.tag}>, not <collection>)")
+def check_xml_document(path: str | Path, where: str, document: etree._Element) -> None:
+    """Refuse a BioC XML document's offset or length that is not an integer, or an annotation without its id, named
+    by document and element (the bioc package reads them with int() and says no more than "invalid literal")."""
+    for number, passage in enumerate(document.iterfind("passage"), start=1):
+        integer_field(path, f"{where} / passage {number}", passage.findtext("offset"), "field 'offset'")
+        for s_number, sentence in enumerate(passage.iterfind("sentence"), start=1):
+            integer_field(path, f"{where} / passage {number} / sentence {s_number}", sentence.findtext("offset"), "field 'offset'")
+    for number, annotation in enumerate(document.iter("annotation"), start=1):
+        if annotation.get("id") is None:
+            raise FormatError(path, f"{where} / annotation #{number}", "the annotation has no id (attribute 'id')")
+        for location in annotation.iterfind("location"):
+            for name in ("offset", "length"):
+                integer_field(path, f"{where} / annotation {annotation.get('id')}", location.get(name), f"location field {name!r}")
+    for infon in document.iter("infon"):
+        if infon.get("key") is None:
+            raise FormatError(path, f"{where} (line {infon.sourceline})", "an infon has no key (attribute 'key')")
 
 
 def annotations_in(document: bioc.BioCDocument, where: str) -> Iterator[tuple[bioc.BioCAnnotation, str]]:

@@ -19,7 +19,9 @@ the annotator whose decision was taken, if any, and each annotator's label); oth
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -34,34 +36,43 @@ from webapp.corpus.formats.records import (
     deep_json_keys,
     not_utf8,
 )
+from webapp.corpus.formats.streams import open_binary
 
 
 def read_jsonl(path: str | Path) -> Iterator[DocumentRecord]:
+    """The documents of a JSON Lines file (plain or gzip), a line at a time."""
+    lineno = 0
     try:
-        # -sig: a byte-order mark (some editors write one) is not JSON, and not an error of the file.
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            lines = list(enumerate(fh, start=1))
+        with open_binary(Path(path)) as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                # A byte-order mark (some editors write one) is not JSON, and not an error of the file.
+                line = (raw[3:] if lineno == 1 and raw.startswith(b"\xef\xbb\xbf") else raw).decode("utf-8")
+                if line.strip():
+                    yield parse_line(path, lineno, line)
     except UnicodeDecodeError as exc:
         raise not_utf8(path, exc) from exc
-    for lineno, line in lines:
-        if not line.strip():
-            continue
-        where = f"line {lineno}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            # Some of json's messages end in "at" ("Invalid control character at"): not twice.
-            raise FormatError(path, where, f"not JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})") from exc
-        except RecursionError:
-            # json gives up around a thousand levels down; name the top-level field that nests so deep.
-            keys = (deep_json_keys(line, MAX_METADATA_DEPTH + 1) or (0, []))[1]
-            field = f"field {keys[0]!r}" if keys else "the line"
-            raise FormatError(path, where, f"{field} is nested too deeply (more than {MAX_METADATA_DEPTH} levels)") from None
-        except ValueError as exc:
-            # Not a JSONDecodeError: a number of more digits than Python converts (4,300) stops json.loads with a
-            # plain ValueError that names neither the file nor the line.
-            raise FormatError(path, where, f"not JSON ({str(exc).split(':')[0]})") from None
-        yield _document(path, where, obj)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise FormatError(path, f"line {lineno + 1}", f"the gzip stream is damaged or cut short ({exc})") from exc
+
+
+def parse_line(path: str | Path, lineno: int, line: str) -> DocumentRecord:
+    """One line's document; errors name the file and the line."""
+    where = f"line {lineno}"
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        # Some of json's messages end in "at" ("Invalid control character at"): not twice.
+        raise FormatError(path, where, f"not JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})") from exc
+    except RecursionError:
+        # json gives up around a thousand levels down; name the top-level field that nests so deep.
+        keys = (deep_json_keys(line, MAX_METADATA_DEPTH + 1) or (0, []))[1]
+        field = f"field {keys[0]!r}" if keys else "the line"
+        raise FormatError(path, where, f"{field} is nested too deeply (more than {MAX_METADATA_DEPTH} levels)") from None
+    except ValueError as exc:
+        # Not a JSONDecodeError: a number of more digits than Python converts (4,300) stops json.loads with a
+        # plain ValueError that names neither the file nor the line.
+        raise FormatError(path, where, f"not JSON ({str(exc).split(':')[0]})") from None
+    return _document(path, where, obj)
 
 
 def _document(path: str | Path, where: str, obj: Any) -> DocumentRecord:

@@ -23,8 +23,8 @@ from webapp.corpus.formats.records import (
     MentionRecord,
     ids_field,
     links_from_ids,
-    not_utf8,
 )
+from webapp.corpus.formats.streams import first_byte, json_values, open_binary
 
 __all__ = ["read_pubannotation", "write_pubannotation", "to_pubannotation"]
 
@@ -32,18 +32,15 @@ SOURCEDB = "PubMed"
 
 
 def read_pubannotation(path: str | Path) -> Iterator[DocumentRecord]:
-    try:
-        with open(path, encoding="utf-8-sig") as fh:
-            data = json.load(fh)
-    except UnicodeDecodeError as exc:
-        raise not_utf8(path, exc) from exc
-    except json.JSONDecodeError as exc:
-        raise FormatError(path, f"line {exc.lineno}", f"not JSON ({exc.msg})") from exc
-    except RecursionError:
-        raise FormatError(path, "", "the JSON nests too deep") from None
-    documents = data if isinstance(data, list) else [data]
-    for index, doc in enumerate(documents, start=1):
-        yield _document(path, doc, index)
+    """The documents of a PubAnnotation file (plain or gzip): a JSON array of documents, one document, or JSON
+    lines of them, read a document at a time by an incremental JSON parser (ijson)."""
+    with open_binary(Path(path)) as fh:
+        first = first_byte(fh)
+        if first not in (b"[", b"{", b""):
+            raise FormatError(path, "", "not JSON (a PubAnnotation file is a JSON array of documents, or documents)")
+        values = json_values(path, fh, "item") if first == b"[" else json_values(path, fh, "", multiple=True)
+        for index, doc in enumerate(values, start=1):
+            yield _document(path, doc, index)
 
 
 def _document(path: str | Path, doc: Any, index: int) -> DocumentRecord:

@@ -16,22 +16,20 @@ the importer records per committed batch so that an interrupted import continues
 
 from __future__ import annotations
 
-import gzip
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 from xml.sax.saxutils import escape
 
 from lxml import etree
 
 from webapp.corpus.formats.records import DocumentRecord, FormatError
+from webapp.corpus.formats.streams import Positioned, count_needles, open_binary
 
 __all__ = ["Deletion", "iter_pubmed", "read_pubmed", "write_pubmed", "count_articles", "pubmed_text"]
 
 _ITEMS = ("PubmedArticle", "DeleteCitation", "PubmedBookArticle")
-_GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True)
@@ -42,16 +40,7 @@ class Deletion:
     position: int
 
 
-@dataclass(frozen=True)
-class Article:
-    record: DocumentRecord
-    position: int
-
-
-def _open(path: Path) -> IO[bytes]:
-    with open(path, "rb") as fh:
-        magic = fh.read(2)
-    return gzip.open(path, "rb") if magic == _GZIP_MAGIC else open(path, "rb")
+Article = Positioned  # a PubmedArticle's record and its position
 
 
 def iter_pubmed(path: str | Path, start_at: int = 0) -> Iterator[Article | Deletion]:
@@ -60,7 +49,7 @@ def iter_pubmed(path: str | Path, start_at: int = 0) -> Iterator[Article | Delet
     path = Path(path)
     position = 0
     try:
-        with _open(path) as fh:
+        with open_binary(path) as fh:
             context = etree.iterparse(fh, events=("end",), tag=_ITEMS, huge_tree=True, resolve_entities=False,
                                       no_network=True, load_dtd=False)
             for _, element in context:
@@ -92,18 +81,7 @@ def read_pubmed(path: str | Path) -> Iterator[DocumentRecord]:
 
 def count_articles(path: str | Path) -> int | None:
     """How many top-level items the file holds, by a scan of its bytes: the progress bar's total."""
-    needles = (b"<PubmedArticle>", b"<PubmedArticle ", b"<DeleteCitation>", b"<PubmedBookArticle>")
-    count, tail = 0, b""
-    try:
-        with _open(Path(path)) as fh:
-            while chunk := fh.read(1 << 20):
-                window = tail + chunk
-                count += sum(window.count(n) for n in needles)
-                tail = window[-20:]  # a tag cut by the chunk's end is counted with the next chunk ...
-                count -= sum(tail.count(n) for n in needles)  # ... and not twice
-    except (OSError, EOFError, zlib.error):
-        return None
-    return count
+    return count_needles(path, (b"<PubmedArticle>", b"<PubmedArticle ", b"<DeleteCitation>", b"<PubmedBookArticle>"))
 
 
 def _item(path: Path, element: etree._Element, position: int) -> Article | Deletion:

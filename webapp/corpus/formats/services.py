@@ -11,8 +11,10 @@ JSONL and BioC also write who decided each link, when and how, and the adjudicat
 PubTator and brat have no place for them and stay as they were. The export itself, which reads curation's decisions
 and projects' adjudications, is :mod:`webapp.curation.export` (README, "Layers"); here are its choices and checks.
 
-Import reads the whole file first (a malformed file names the file and the line or element and touches
-nothing), then writes through :func:`webapp.corpus.writer.write_documents`, the writer PubTator files
+Import of BioC XML and JSON, JSON Lines, PubAnnotation and PubMed XML streams the file and commits a batch of
+documents at a time, resumable (:mod:`webapp.corpus.batch_import`): a malformed document names the file and the
+document, the batches before it committed. The other formats are read whole first (a malformed file names the
+file and the line or element and touches nothing), then written through :func:`webapp.corpus.writer.write_documents`, the writer PubTator files
 (:func:`webapp.corpus.importers.import_pubtator`, streamed) go through too: one transaction, documents
 already in the collection skipped with a warning, gold ids resolved to concepts of the dictionary's latest
 version when possible and always kept as written.
@@ -33,6 +35,7 @@ from webapp.corpus.formats.records import DocumentRecord
 from webapp.corpus.importers import COLLECTION_TITLE_MAX, import_pubtator
 from webapp.corpus.models import Collection, Link
 from webapp.corpus.pubmed_import import import_pubmed
+from webapp.corpus.streamed_import import STREAMED, import_streamed
 from webapp.corpus.writer import DuplicateDocument, ImportReport, Progress, write_documents
 
 __all__ = [
@@ -129,9 +132,10 @@ def import_documents(
     job_id: int | None = None,
     force: bool = False,
 ) -> ImportReport:
-    """Import a file of format ``fmt`` into ``collection_slug`` (created if new), in one transaction; PubMed XML
-    in a transaction per batch, resumable through ``job_id``, ``force`` letting an update change or delete
-    documents curators decided on (:mod:`webapp.corpus.pubmed_import`).
+    """Import a file of format ``fmt`` into ``collection_slug`` (created if new), in one transaction; PubMed XML,
+    BioC XML and JSON, JSON Lines and PubAnnotation streamed in a transaction per batch, resumable through
+    ``job_id``, ``force`` letting an update change or delete documents curators decided on
+    (:mod:`webapp.corpus.batch_import`).
 
     ``progress`` is called with (documents written, total) as the import goes. Raises :class:`FormatError` /
     :class:`linker.data.ParseError` (file and line or element) for a malformed file, ``FileNotFoundError``
@@ -145,8 +149,11 @@ def import_documents(
     if spec.name == "pubmed-xml":
         return import_pubmed(path, collection_slug=collection_slug, title=title, dictionary_slug=dictionary_slug,
                              progress=progress, job_id=job_id, force=force)
+    if spec.name in STREAMED:
+        return import_streamed(path, spec.name, collection_slug=collection_slug, title=title,
+                               dictionary_slug=dictionary_slug, progress=progress, job_id=job_id, force=force)
     if force:
-        raise ValueError("force applies to PubMed XML updates only")
+        raise ValueError("force applies to PubMed XML, BioC, JSON Lines and PubAnnotation imports only")
     if spec.name == "pubtator":
         return import_pubtator(path, collection_slug=collection_slug, title=title, dictionary_slug=dictionary_slug, progress=progress)
     records = list(spec.read(path))  # the whole file first: a malformed one is refused before any write

@@ -1,4 +1,5 @@
-"""``manage.py import_documents PATH --collection ncbi-train [--format text]``: a file of documents, in one transaction."""
+"""``manage.py import_documents PATH --collection ncbi-train [--format text]``: a file of documents, in one transaction
+(PubMed XML, BioC, JSON Lines and PubAnnotation: a batch per transaction, webapp.corpus.batch_import)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from webapp.vocab.management.progress import progress_bar
 class Command(BaseCommand):
     help = (
         "Import the documents of a file (PubTator by default, with its gold mentions; or any format of --format) into "
-        "COLLECTION (created if new). Documents already in the collection are skipped with a warning; documents "
+        "COLLECTION (created if new). Documents already in the collection are skipped with a warning (BioC, JSON Lines, "
+        "PubAnnotation, PubMed XML: unchanged, or replaced where the file changed their text); documents "
         "without mentions (plain text) are queued for mention detection."
     )
 
@@ -34,8 +36,8 @@ class Command(BaseCommand):
 
         parser.add_argument(
             "--force", action="store_true",
-            help="PubMed XML update: also replace or delete documents with curators' decisions or gold annotations "
-                 "(default: keep them).",
+            help="PubMed XML, BioC, JSON Lines or PubAnnotation: also replace or delete documents with curators' "
+                 "decisions or gold annotations whose text the file changes (default: keep them).",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
