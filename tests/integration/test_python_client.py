@@ -16,7 +16,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from elwb_client import ApiError, Client, ImportReport, Job, JobCancelled, WaitTimeout, guess_format
+from elwb_client import (
+    ApiError,
+    Client,
+    ImportReport,
+    Job,
+    JobCancelled,
+    JobFailed,
+    WaitTimeout,
+    guess_format,
+)
 
 from tests.conftest import PASSWORD
 from tests.integration.conftest import PROJECT_ROOT
@@ -113,6 +122,17 @@ def test_a_pipeline_imports_runs_waits_and_exports(world: Collection, live_serve
     with zipfile.ZipFile(brat) as archive:
         assert {Path(n).stem for n in archive.namelist()} == set(ARTICLES)
 
+    # A file the workers read, imported as a job (the collection made on the way); a malformed one fails its job.
+    imported = client.wait(client.import_server_file("pm-server", str(source), format="pubmed-xml"), poll=0.2, timeout=180)
+    assert imported.succeeded and imported.kind == "import"
+    assert client.collection("pm-server")["document_count"] == 3
+    broken = tmp_path / "broken.txt"
+    broken.write_text("905|t|A title\n905\tnot-a-number\t5\tx\tDisease\tD1\n", encoding="utf-8")
+    with pytest.raises(JobFailed) as failed:
+        client.wait(client.import_server_file("pm-server", str(broken), format="pubtator"), poll=0.2, timeout=180)
+    assert failed.value.job.state == "failed" and failed.value.error == failed.value.job.error != ""
+    assert "broken.txt" in failed.value.error and str(failed.value).endswith(failed.value.error)
+
     # The command line: the same server and token from the environment; a finished job waits no more.
     env = dict(os.environ, ELWB_URL=live_server.url, ELWB_TOKEN=client.token)
     cli = [sys.executable, "-m", "elwb_client"]
@@ -153,6 +173,11 @@ def test_refusals_come_back_as_api_errors_with_the_servers_words(world: Collecti
         assert missing.value.status == 404
     assert not (tmp_path / "x.jsonl").exists() and not (tmp_path / "x.jsonl.part").exists()
 
+    made = client.create_collection("pm2", "Second", "mini", detection="off")
+    assert (made["slug"], made["dictionary"]) == ("pm2", "mini")
+    with pytest.raises(ApiError) as twice:
+        client.create_collection("pm2", "Again")
+    assert twice.value.status == 400 and twice.value.message.startswith("slug: ")
     broken = tmp_path / "broken.txt"
     broken.write_text("901|t|A title\n901\tnot-a-number\t5\tx\tDisease\tD1\n", encoding="utf-8")
     with pytest.raises(ApiError) as unreadable:
