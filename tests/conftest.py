@@ -5,14 +5,27 @@ Personas (as in healthchecks' tests): alice is an admin, bob a curator, charlie 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+# Taggers predict with torch in tests (and in the workers tests start, which inherit the environment): the default
+# ONNX runtime exports each tagger a test trains, some 20 s apiece. tests/integration/test_tagger_runtime.py runs
+# the default itself.
+os.environ.setdefault("TAGGER_RUNTIME", "torch")
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 PASSWORD = "correct-horse-battery-staple"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _tagger_runtime() -> None:
+    from django.conf import settings
+
+    settings.TAGGER_RUNTIME = os.environ["TAGGER_RUNTIME"]
 
 
 @pytest.fixture(autouse=True)

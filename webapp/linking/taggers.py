@@ -10,8 +10,10 @@ when another is loaded (its memory goes back), as for linkers (:func:`webapp.lin
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from webapp.artifacts.local import ensure_local
@@ -31,6 +33,8 @@ class ActiveTagger:
     mention_types: tuple[str, ...] = ()  # the types it was trained on; empty: every type
 
 
+logger = logging.getLogger(__name__)
+
 # linker.detect.tagger.TAGGER_FILE, named here so that a web request checking a folder does not import torch.
 TAGGER_FILE = "tagger.json"
 _lock = threading.Lock()
@@ -46,7 +50,8 @@ def get_active_tagger(dictionary_slug: str) -> ActiveTagger | None:
 
 
 def load_tagger(version: Artifact) -> Tagger:
-    """The tagger of one detector version, loaded once per process (a ready one too: to try it before activating)."""
+    """The tagger of one detector version, loaded once per process (a ready one too: to try it before activating),
+    predicting with the ``TAGGER_RUNTIME`` setting's runtime."""
     tagger = _loaded.get(version.pk)
     if tagger is None:
         with _lock:
@@ -54,13 +59,30 @@ def load_tagger(version: Artifact) -> Tagger:
             if tagger is None:
                 from linker.detect.tagger import Tagger
 
-                tagger = Tagger.load(ensure_local(version.artifact_path))
+                tagger = _with_runtime(Tagger.load(ensure_local(version.artifact_path)))
                 # Keep only what still serves: a retired tagger's memory goes back after a switch.
                 live = active_detector_ids()
                 for stale in [pk for pk in _loaded if pk not in live]:
                     del _loaded[stale]
                 _loaded[version.pk] = tagger
     return tagger
+
+
+def _with_runtime(tagger: Tagger) -> Tagger:
+    """The tagger predicting with ``TAGGER_RUNTIME`` (linker.detect.onnx_tagger), its export cached on this host
+    under ``ARTIFACT_ROOT/cache/onnx``. A tagger on a GPU keeps torch; an export that fails keeps torch, logged."""
+    from django.conf import settings
+
+    from linker.detect.onnx_tagger import use_runtime
+
+    runtime = settings.TAGGER_RUNTIME
+    if runtime == "torch" or tagger.device.type != "cpu":
+        return tagger
+    try:
+        return use_runtime(tagger, runtime, Path(settings.ARTIFACT_ROOT) / "cache" / "onnx")
+    except Exception:
+        logger.exception("the tagger could not be run by %s; it detects with torch", runtime)
+        return tagger
 
 
 def forget_all() -> None:

@@ -19,7 +19,9 @@ from typing import Any
 
 from django.db import transaction
 
+from webapp.core.batching import batched
 from webapp.corpus.models import Collection, Document, Mention
+from webapp.curation.corpus_runs.group import GROUP_DOCUMENTS, StageClock, annotate_group
 from webapp.curation.corpus_runs.scope import RunScope, parse_scope, resolve
 from webapp.curation.models import OPEN_STATUSES
 from webapp.curation.services.detection import TRANSIENT, Detectors, detectors_for, find_spans, write_mentions
@@ -49,7 +51,7 @@ class ModelsChanged(Exception):
     """The dictionary's active index or tagger is not the one the run started with."""
 
 
-def run_chunk(job_id: int) -> dict[str, int]:
+def run_chunk(job_id: int) -> dict[str, Any]:
     """Run one chunk under its lease; what its documents came to. A chunk another worker runs, or one that has
     ended (done, cancelled), is left as it is."""
     with JobLease(job_id) as lease:
@@ -65,14 +67,16 @@ def run_chunk(job_id: int) -> dict[str, int]:
         # transaction), and the parent sums what its chunks say when the chunk ends.
         Job.objects.filter(pk=job_id).update(progress=outcome.pop("seen", 0))
         if outcome.pop("cancelled", 0):
+            outcome.pop("stages", None)
             lifecycle.stop_cancelled(job_id)
             return outcome
+        stages = outcome.pop("stages", {})
         said = ", ".join(f"{count} {how}" for how, count in sorted(outcome.items()))
-        lifecycle.succeed(job_id, {"summary": said, **outcome})
+        lifecycle.succeed(job_id, {"summary": said, **outcome, "stages": stages})
     return outcome
 
 
-def _run(chunk: Job) -> dict[str, int]:
+def _run(chunk: Job) -> dict[str, Any]:
     run = Job.objects.get(pk=chunk.parent_id)
     collection = Collection.objects.select_related("dictionary").get(slug=chunk.arguments["collection"])
     detectors = detectors_for(collection)
@@ -80,25 +84,42 @@ def _run(chunk: Job) -> dict[str, int]:
     scope = resolve(parse_scope(run.arguments.get("scope") or {}), collection)
     ids = list(chunk.arguments.get("documents") or [])
     outcome: Counter[str] = Counter()
+    clock = StageClock()
     with ProgressRecorder(chunk.pk) as progress:
-        for done, pk in enumerate(ids):
+        done = 0
+        for group in batched(ids, GROUP_DOCUMENTS):
             progress(done, len(ids))
             if lifecycle.cancel_wanted(chunk.pk):
                 outcome["cancelled"] = 1
                 break
             try:
-                outcome.update(annotate(pk, detectors, scope))
+                outcome.update(annotate_group(group, detectors, scope, clock))
             except TRANSIENT:
                 raise  # the task retries the chunk; what committed stays, and is written the same again
-            except Exception as exc:
-                logger.exception("corpus run %s: document %s failed", run.pk, pk)
-                _finish_document(pk, State.FAILED, f"corpus run {run.pk} failed on it: {type(exc).__name__}: {exc}")
-                outcome["failed"] += 1
-            outcome["seen"] += 1
+            except Exception:
+                logger.exception("corpus run %s: a group of %d documents failed; each is done alone", run.pk, len(group))
+                outcome.update(_one_by_one(run, group, detectors, scope))
+            done += len(group)
+            outcome["seen"] += len(group)
         else:
             progress(len(ids), len(ids))
         progress.flush()
-    return dict(outcome)
+    return {**outcome, "stages": clock.rounded()}
+
+
+def _one_by_one(run: Job, ids: list[int], detectors: Detectors, scope: RunScope) -> Counter[str]:
+    """A failed group's documents each alone, so that only the one at fault fails (saying why)."""
+    outcome: Counter[str] = Counter()
+    for pk in ids:
+        try:
+            outcome.update(annotate(pk, detectors, scope))
+        except TRANSIENT:
+            raise
+        except Exception as exc:
+            logger.exception("corpus run %s: document %s failed", run.pk, pk)
+            _finish_document(pk, State.FAILED, f"corpus run {run.pk} failed on it: {type(exc).__name__}: {exc}")
+            outcome["failed"] += 1
+    return outcome
 
 
 def _check_models(run: Job, detectors: Detectors) -> None:
