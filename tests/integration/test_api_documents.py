@@ -64,7 +64,7 @@ def test_admin_creates_a_collection_uploads_pubtator_and_exports_bioc(alice_api:
     assert export.status_code == 200
     assert export["Content-Type"].startswith("application/xml")
     assert export["Content-Disposition"] == 'attachment; filename="ncbi.xml"'
-    collection = biocxml.loads(export.content.decode())
+    collection = biocxml.loads(export.getvalue().decode())
     title, abstract = collection.documents[0].passages
     assert (title.offset, title.text, abstract.offset) == (0, "Asthma in 𝛼-cohorts", len("Asthma in 𝛼-cohorts") + 1)
     anns = [(a.locations[0].offset, a.text, a.infons.get("identifier")) for p in (title, abstract) for a in p.annotations]

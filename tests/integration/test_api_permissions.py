@@ -80,6 +80,8 @@ ENDPOINTS: dict[str, Endpoint] = {
     "collection-create": Endpoint("post", lambda w: "/api/collections/", ADMIN, lambda w: {"slug": "new", "title": "New", "dictionary": "mini"}),
     "collection-upload": Endpoint("post", lambda w: "/api/collections/c/upload/", ADMIN, _jsonl, multipart=True),
     "collection-export": Endpoint("get", lambda w: "/api/collections/c/export/?as=bioc-xml", READ),
+    "collection-documents": Endpoint("get", lambda w: "/api/collections/c/documents/?page_size=1", READ),
+    "collection-documents-stream": Endpoint("get", lambda w: "/api/collections/c/documents/stream/?as=jsonl", READ),
     "document-list": Endpoint("get", lambda w: "/api/documents/?collection=c", READ),
     "document-detail": Endpoint("get", lambda w: f"/api/documents/{w.document.pk}/", READ),
     "document-create": Endpoint("post", lambda w: "/api/documents/", ADMIN, lambda w: {"collection": "c", "external_id": "new", "text": "Asthma."}),

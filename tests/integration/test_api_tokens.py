@@ -140,8 +140,8 @@ def test_a_project_scoped_tokens_export_of_a_collection_holds_only_the_projects_
 
     def exported(client: APIClient) -> str:
         response = client.get(f"/api/collections/{collection.slug}/export/", {"as": "pubtator"})
-        assert response.status_code == 200, response.content[:300]
-        return response.content.decode()
+        assert response.status_code == 200, response.getvalue()[:300]
+        return response.getvalue().decode()
 
     assert other.external_id in exported(everything)
     assert other.external_id not in exported(scoped) and world.document.external_id in exported(scoped)

@@ -247,7 +247,7 @@ def test_the_export_api_takes_the_id_form_and_the_choice_of_links(small: Collect
     assert response.status_code == 200
     assert (
         f"100\t{_span('breast cancer')[0]}\t{_span('breast cancer')[1]}\tbreast cancer\tDisease\tOMIM:114480"
-        in (response.content.decode())
+        in (response.getvalue().decode())
     )
     document = Document.objects.get(collection=small)
     one = api.get(f"/api/documents/{document.pk}/export/", {"as": "jsonl", "links": "all"})
@@ -343,7 +343,7 @@ def test_the_collection_page_offers_the_export_with_its_choices(small: Collectio
         "/api/collections/small/export/", {"as": "pubtator", "links": "gold", "ids": "source"}
     )
     assert response.status_code == 200
-    assert "\tOMIM:114480" in response.content.decode() and "MESH:" not in response.content.decode()
+    assert "\tOMIM:114480" in response.getvalue().decode() and "MESH:" not in response.getvalue().decode()
 
 
 def test_the_text_format_takes_the_options_and_writes_the_texts_alone(small: Collection) -> None:

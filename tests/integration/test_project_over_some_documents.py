@@ -90,7 +90,7 @@ def test_the_api_hides_only_the_covered_documents(pair) -> None:  # type: ignore
     assert bob.get(f"/api/documents/{covered.pk}/").status_code == 404
     mentions = bob.get("/api/mentions/?page_size=100").json()["results"]
     assert mentions and covered.pk not in {m["document"] for m in mentions}
-    exported = bob.get("/api/collections/demo/export/?format=jsonl").content.decode()
+    exported = bob.get("/api/collections/demo/export/?format=jsonl").getvalue().decode()
     assert "demo-3" in exported and "demo-1" not in exported and "demo-2" not in exported
     assert _client(pair["dave"]).get(f"/api/documents/{covered.pk}/").status_code == 200
 

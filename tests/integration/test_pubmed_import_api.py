@@ -62,6 +62,6 @@ def test_exports_through_the_api_read_back(alice, tmp_path) -> None:  # type: ig
         response = client.get(f"/api/collections/pm/export/?as={fmt}")
         assert response.status_code == 200, response.content[:300]
         path = tmp_path / name
-        path.write_bytes(response.content)
+        path.write_bytes(response.getvalue())
         import_documents(path, fmt, collection_slug=f"again-{fmt}")
         assert dict(Document.objects.filter(collection__slug=f"again-{fmt}").values_list("external_id", "text")) == texts

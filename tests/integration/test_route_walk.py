@@ -284,6 +284,10 @@ ROUTES: dict[str, Route] = {
     "api/^collections/(?P<slug>[^/.]+)/$": _r(lambda w: f"/api/collections/{w.private.slug}/", private=True),
     "api/^collections/(?P<slug>[^/.]+)/export/$": _r(
         lambda w: f"/api/collections/{w.private.slug}/export/", private=True),
+    "api/^collections/(?P<slug>[^/.]+)/documents/$": _r(
+        lambda w: f"/api/collections/{w.private.slug}/documents/", private=True),
+    "api/^collections/(?P<slug>[^/.]+)/documents/stream/$": _r(
+        lambda w: f"/api/collections/{w.private.slug}/documents/stream/", private=True),
     "api/^collections/(?P<slug>[^/.]+)/upload/$": _r(
         lambda w: f"/api/collections/{w.private.slug}/upload/", who=ADMIN),
     "api/^documents/$": _r(lambda w: "/api/documents/"),
@@ -398,7 +402,7 @@ def _leaks(response: Any) -> list[str]:
     if response.status_code in (401, 403, 404):
         return []
     location = response.get("Location", "").split("?next=")[0]
-    text = response.content.decode(errors="replace") + " " + location
+    text = response.getvalue().decode(errors="replace") + " " + location
     return [marker for marker in MARKERS if marker.lower() in text.lower()]
 
 

@@ -106,6 +106,8 @@ def _success_calls(world_token: str) -> list[tuple[str, str, dict[str, Any] | No
         ("POST", "/api/collections/", {"slug": "new", "title": "New", "dictionary": "mini"}),
         ("GET", "/api/collections/c/", None),
         ("GET", "/api/collections/c/export/?as=jsonl&suggestions=true", None),
+        ("GET", "/api/collections/c/documents/?page_size=1&detection_state=none", None),
+        ("GET", "/api/collections/c/documents/stream/?as=pubtator&changed_since=2020-01-01T00:00:00Z", None),
         ("GET", "/api/documents/?collection=c", None),
         ("POST", "/api/documents/", {"collection": "c", "external_id": "2", "text": "Gout.", "mentions": [{"start": 0, "end": 4, "links": [{"nil": True}]}]}),
         ("GET", f"/api/documents/{document.pk}/", None),

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
+from typing import Any
+
 import django_filters
-from django.db.models import QuerySet
+from django import forms
+from django.db.models import Q, QuerySet
 
 from webapp.corpus.models import Document, Link, Mention
 
@@ -29,13 +34,59 @@ class StrictFilterSet(django_filters.FilterSet):
         return valid and not self.form.errors
 
 
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|[+-]\d{2}:\d{2})")
+
+
+class _DateTimeField(forms.DateTimeField):
+    """A date and time with its offset (RFC 3339, the schema's date-time): ``2026-01-31T09:00:00Z``. Django's own
+    reads a date alone, or a time without an offset in the server's zone: a client's mistake met with a guess."""
+
+    def to_python(self, value: Any) -> datetime | None:
+        if value in self.empty_values:
+            return None
+        text = str(value)
+        if not _RFC3339.fullmatch(text):
+            shown = text if len(text) <= 40 else text[:40] + "..."
+            raise forms.ValidationError(f"must be a date and time with its offset, e.g. 2026-01-31T09:00:00Z (found {shown!r})")
+        try:
+            return datetime.fromisoformat(text.upper())
+        except ValueError as exc:
+            raise forms.ValidationError(f"not a date and time ({exc})") from None
+
+
+class DateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = _DateTimeField
+
+
 class DocumentFilter(StrictFilterSet):
     collection = django_filters.CharFilter(field_name="collection__slug", help_text="Collection slug.")
     external_id = django_filters.CharFilter(help_text="The source's id (PMID).")
+    changed_since = DateTimeFilter(
+        field_name="changed_at", lookup_expr="gte",
+        help_text="Documents whose text, mentions or links were written at or after this time (ISO 8601, e.g. "
+        "2026-01-31T09:00:00Z; changed_at of each document).",
+    )
+    model_version = django_filters.CharFilter(
+        method="filter_model_version", help_text="Documents with a mention or link written by this model version (its label).",
+    )
+    detection_state = django_filters.ChoiceFilter(choices=Document.DetectionState.choices, help_text="Where mention detection stands.")
+    mention_status = django_filters.ChoiceFilter(
+        choices=Mention.Status.choices, method="filter_mention_status", help_text="Documents with at least one mention of this status.",
+    )
 
     class Meta:
         model = Document
-        fields = ["collection", "external_id"]
+        fields = ["collection", "external_id", "changed_since", "model_version", "detection_state", "mention_status"]
+
+    def filter_model_version(self, queryset: QuerySet[Document], name: str, value: str) -> QuerySet[Document]:
+        if not value:
+            return queryset
+        by_mention = Mention.objects.filter(model_version=value).values("document_id")
+        by_link = Link.objects.filter(model_version=value).values("mention__document_id")
+        return queryset.filter(Q(pk__in=by_mention) | Q(pk__in=by_link))
+
+    def filter_mention_status(self, queryset: QuerySet[Document], name: str, value: str) -> QuerySet[Document]:
+        return queryset.filter(pk__in=Mention.objects.filter(status=value).values("document_id"))
 
 
 class MentionFilter(StrictFilterSet):

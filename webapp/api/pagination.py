@@ -5,6 +5,7 @@ asked for. Here it is a 400 naming the parameter."""
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any
 
@@ -12,6 +13,7 @@ from django.core.paginator import Paginator
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
+from rest_framework.utils.urls import replace_query_param
 
 MAX_PAGE_SIZE = 500
 _DIGITS = re.compile(r"[0-9]+")
@@ -58,3 +60,51 @@ def _positive_int(request: Request, name: str) -> int | None:
         shown = value if len(value) <= 40 else value[:40] + "..."
         raise ValidationError({name: [f"must be a positive integer (found {shown!r})"]})
     return number
+
+
+class KeysetPagination:
+    """A page after a cursor, by primary key (keyset, not OFFSET: every page is found by the index however deep, and a
+    walk through a collection that grows meanwhile meets every row once: new rows come after the cursor). The cursor
+    is opaque: take the answer's ``next`` link as it is; a cursor that is not one is a 400."""
+
+    cursor_query_param = "cursor"
+    page_size_query_param = "page_size"
+
+    def __init__(self, page_size: int = 100, max_page_size: int = MAX_PAGE_SIZE) -> None:
+        self.page_size, self.max_page_size = page_size, max_page_size
+
+    def paginate(self, request: Request, queryset: Any) -> tuple[list[Any], str | None]:
+        """The rows of the page and the link to the next (None after the last page)."""
+        size = _positive_int(request, self.page_size_query_param) or self.page_size
+        if size > self.max_page_size:
+            raise ValidationError({self.page_size_query_param: [f"at most {self.max_page_size} (found {size})"]})
+        after = self.after(request)
+        rows = list((queryset if after is None else queryset.filter(pk__gt=after)).order_by("pk")[: size + 1])
+        if len(rows) <= size:
+            return rows, None
+        rows = rows[:size]
+        return rows, replace_query_param(request.build_absolute_uri(), self.cursor_query_param, encode_cursor(rows[-1].pk))
+
+    def after(self, request: Request) -> int | None:
+        values = request.query_params.getlist(self.cursor_query_param)
+        if not values:
+            return None
+        if len(values) > 1:
+            raise ValidationError({self.cursor_query_param: [f"given {len(values)} times; give it once"]})
+        pk = decode_cursor(values[0])
+        if pk is None:
+            raise ValidationError({self.cursor_query_param: ["not a cursor of this listing: follow the 'next' link as given"]})
+        return pk
+
+
+def encode_cursor(pk: int) -> str:
+    return base64.urlsafe_b64encode(f"after:{pk}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> int | None:
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    digits = text.removeprefix("after:")
+    return int(digits) if text.startswith("after:") and _DIGITS.fullmatch(digits) and len(digits) <= 18 else None

@@ -225,7 +225,8 @@ class DocumentListSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Document
-        fields = ["id", "collection", "external_id", "title", "mention_count", "detection_state", "detection_error", "created_at"]
+        fields = ["id", "collection", "external_id", "title", "mention_count", "detection_state", "detection_error", "created_at",
+                  "changed_at"]
 
 
 # A document's detail lists its mentions up to this many (a 9.5M-character document with 20,000 took 12 s and

@@ -11,7 +11,8 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import HashIndex
 from django.db import models
 from django.db.models import F, Q
-from django.db.models.functions import Upper
+from django.db.models.functions import Now, Upper
+from django.utils import timezone
 
 from webapp.core.public import PublicMessageField
 from webapp.vocab.models import Concept, Dictionary
@@ -80,9 +81,13 @@ class Document(models.Model):
         help_text="What found the mentions, e.g. 'matcher:medic@2024/sparse/index-7 + tagger:tagger-run-12'.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Kept by the database (migration 0011's triggers): the last time the document, its mentions or their links
+    # were written (a detection, a decision, an undo), whoever wrote them (COPY and raw SQL too). Exports' changed_since.
+    changed_at = models.DateTimeField(default=timezone.now, db_default=Now(), editable=False)
 
     class Meta:
         ordering = ["collection", "id"]
+        indexes = [models.Index(fields=["changed_at"], name="document_changed_at")]
         constraints = [models.UniqueConstraint(fields=["collection", "external_id"], name="unique_document_per_collection")]
 
     def __str__(self) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import QuerySet
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import NotFound, ValidationError
@@ -26,7 +26,7 @@ from webapp.corpus.formats import FORMATS
 from webapp.corpus.formats.services import ID_FORMS, LINK_CHOICES, check_export_options
 from webapp.corpus.importers import ImportReport
 from webapp.corpus.models import Document
-from webapp.curation.export import export_documents
+from webapp.curation.export import export_documents, stream_documents, streams
 
 
 class RejectNulMixin:
@@ -93,8 +93,9 @@ def query_flag(request: Request, name: str, default: bool = False) -> bool:
     return value == "true"
 
 
-def export_response(request: Request, documents: QuerySet[Document], stem: str) -> HttpResponse:
-    fmt = request.query_params.get("as", "pubtator")
+def export_options(request: Request, default: str = "pubtator") -> tuple[str, dict[str, Any]]:
+    """The format (``as``) and the options of an export asked for by the request; a 400 naming what does not fit."""
+    fmt = request.query_params.get("as", default)
     if fmt not in FORMATS:
         raise ValidationError({"as": [f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}"]})
     suggestions = query_flag(request, "suggestions")
@@ -107,9 +108,24 @@ def export_response(request: Request, documents: QuerySet[Document], stem: str) 
         check_export_options(fmt, ids, links)
     except ValueError as exc:
         raise ValidationError({"links": [str(exc)]}) from None
-    export = export_documents(documents, fmt, suggestions=suggestions, stem=stem, ids=ids, links=links)
-    response = HttpResponse(export.content, content_type=export.content_type)
-    response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
+    return fmt, {"suggestions": suggestions, "ids": ids, "links": links}
+
+
+def export_response(
+    request: Request, documents: QuerySet[Document], stem: str, *, stream: bool = False, default: str = "pubtator"
+) -> HttpResponseBase:
+    """The export as a file. ``stream``: a format written a document at a time (:func:`streams`) is sent as it is
+    read, a batch of documents at a time in one snapshot of the database (:mod:`webapp.curation.export`); a zip is
+    sent whole. ``default``: the format when the request names none."""
+    fmt, options = export_options(request, default)
+    if stream and streams(fmt):
+        out = stream_documents(documents, fmt, stem=stem, **options)
+        response: HttpResponseBase = StreamingHttpResponse(out.chunks, content_type=out.content_type)
+        filename = out.filename
+    else:
+        export = export_documents(documents, fmt, stem=stem, **options)
+        response, filename = HttpResponse(export.content, content_type=export.content_type), export.filename
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, Prefetch, QuerySet
-from django.http import HttpResponse
+from django.http import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
@@ -33,6 +33,7 @@ from webapp.api.serializers import (
     ImportReportSerializer,
     UploadSerializer,
 )
+from webapp.api.views.bulk import BulkExportMixin
 from webapp.api.views.common import (
     EXPORT_PARAMETERS,
     EXPORT_RENDERERS,
@@ -58,7 +59,7 @@ from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.projects import access
 
 
-class CollectionViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+class CollectionViewSet(RejectNulMixin, BulkExportMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Collections: curators read and export; admins create them and upload files into them."""
 
     permission_classes = [IsCurator]
@@ -116,12 +117,14 @@ class CollectionViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOn
 
     @extend_schema(parameters=EXPORT_PARAMETERS, responses=EXPORT_RESPONSES)
     @action(detail=True, methods=["get"], renderer_classes=EXPORT_RENDERERS)
-    def export(self, request: Request, slug: str | None = None) -> HttpResponse:
-        """Every document of the collection in one file: gold and curated links, suggestions on request."""
+    def export(self, request: Request, slug: str | None = None) -> HttpResponseBase:
+        """Every document of the collection in one file: gold and curated links, suggestions on request. Sent as it is
+        read (one snapshot of the database) in the formats written a document at a time; brat and text zips whole."""
         collection = self.get_object()
         documents = access.scope(Document.objects.filter(collection=collection), request.user)
         # A project-scoped token: the project's documents only, where the project covers part of the collection.
-        return export_response(request, ProjectScopeFilter().filter_queryset(request, documents, self), collection.slug)
+        documents = ProjectScopeFilter().filter_queryset(request, documents, self)
+        return export_response(request, documents, collection.slug, stream=True)
 
 
 class DocumentViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -184,7 +187,7 @@ class DocumentViewSet(RejectNulMixin, mixins.CreateModelMixin, viewsets.ReadOnly
 
     @extend_schema(parameters=EXPORT_PARAMETERS, responses=EXPORT_RESPONSES)
     @action(detail=True, methods=["get"], renderer_classes=EXPORT_RENDERERS)
-    def export(self, request: Request, pk: str | None = None) -> HttpResponse:
+    def export(self, request: Request, pk: str | None = None) -> HttpResponseBase:
         document = self.get_object()
         return export_response(request, Document.objects.filter(pk=document.pk), f"{document.collection.slug}-{document.external_id}")
 

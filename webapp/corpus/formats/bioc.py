@@ -215,30 +215,34 @@ def to_collection(documents: Iterable[DocumentRecord]) -> bioc.BioCCollection:
     collection.date = date.today().isoformat()
     collection.key = "workbench.key"
     for record in documents:
-        document = bioc.BioCDocument()
-        document.id = record.external_id
-        passages = _passages(record)
-        counter = 0
-        for m in (one for mention in record.mentions for one in by_origin(mention)):
-            counter += 1
-            annotation = bioc.BioCAnnotation()
-            annotation.id = str(counter)
-            annotation.text = record.text[m.start : m.end]
-            if m.mention_type:
-                annotation.infons["type"] = m.mention_type
-            if m.links:
-                annotation.infons["identifier"] = ids_field(m.links)
-            if m.part_texts:
-                annotation.infons["part_texts"] = "|".join(m.part_texts)
-            annotation.infons.update(provenance_infons(m))
-            annotation.add_location(bioc.BioCLocation(m.start, m.end - m.start))
-            # The passage holding the start; locations stay document offsets whichever passage holds it.
-            holder = next((p for p in reversed(passages) if p.offset <= m.start), passages[0])
-            holder.add_annotation(annotation)
-        for passage in passages:
-            document.add_passage(passage)
-        collection.add_document(document)
+        collection.add_document(to_document(record))
     return collection
+
+
+def to_document(record: DocumentRecord) -> bioc.BioCDocument:
+    document = bioc.BioCDocument()
+    document.id = record.external_id
+    passages = _passages(record)
+    counter = 0
+    for m in (one for mention in record.mentions for one in by_origin(mention)):
+        counter += 1
+        annotation = bioc.BioCAnnotation()
+        annotation.id = str(counter)
+        annotation.text = record.text[m.start : m.end]
+        if m.mention_type:
+            annotation.infons["type"] = m.mention_type
+        if m.links:
+            annotation.infons["identifier"] = ids_field(m.links)
+        if m.part_texts:
+            annotation.infons["part_texts"] = "|".join(m.part_texts)
+        annotation.infons.update(provenance_infons(m))
+        annotation.add_location(bioc.BioCLocation(m.start, m.end - m.start))
+        # The passage holding the start; locations stay document offsets whichever passage holds it.
+        holder = next((p for p in reversed(passages) if p.offset <= m.start), passages[0])
+        holder.add_annotation(annotation)
+    for passage in passages:
+        document.add_passage(passage)
+    return document
 
 
 def by_origin(m: MentionRecord) -> list[MentionRecord]:
@@ -327,7 +331,19 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 def write_bioc_xml(documents: Iterable[DocumentRecord]) -> str:
     """BioC XML; a character XML cannot carry becomes a space, one for one, so every offset stays exact."""
-    return biocxml.dumps(to_collection(_xml_safe(d) for d in documents))
+    return "".join(stream_bioc_xml(documents))
+
+
+def stream_bioc_xml(documents: Iterable[DocumentRecord]) -> Iterator[str]:
+    """The collection's head, then a ``<document>`` element at a time, then its end."""
+    yield (
+        "<?xml version='1.0' encoding='utf-8' standalone='yes'?>\n<collection>\n"
+        f"  <source>{SOURCE}</source>\n  <date>{date.today().isoformat()}</date>\n  <key>workbench.key</key>\n"
+    )
+    for doc in documents:
+        element = biocxml.encoder.encode_document(to_document(_xml_safe(doc)))
+        yield etree.tostring(element, encoding="unicode", pretty_print=True)
+    yield "</collection>\n"
 
 
 def _xml_safe(doc: DocumentRecord) -> DocumentRecord:

@@ -136,21 +136,20 @@ def _field(path: str | Path, where: str, obj: dict[str, Any], key: str, kind: An
 
 
 def write_jsonl(documents: Iterable[DocumentRecord]) -> str:
-    lines = []
+    return "".join(stream_jsonl(documents))
+
+
+def stream_jsonl(documents: Iterable[DocumentRecord]) -> Iterator[str]:
+    """The file a line (a document) at a time: an export streams it (:mod:`webapp.curation.export`)."""
     for doc in documents:
-        lines.append(
-            json.dumps(
-                {
-                    "id": doc.external_id,
-                    "title": doc.title,
-                    "text": doc.text,
-                    "metadata": doc.metadata,
-                    "mentions": [_mention_object(m) for m in doc.mentions],
-                },
-                ensure_ascii=False,
-            )
-        )
-    return "".join(line + "\n" for line in lines)
+        obj = {
+            "id": doc.external_id,
+            "title": doc.title,
+            "text": doc.text,
+            "metadata": doc.metadata,
+            "mentions": [_mention_object(m) for m in doc.mentions],
+        }
+        yield json.dumps(obj, ensure_ascii=False) + "\n"
 
 
 def _mention_object(m: MentionRecord) -> dict[str, Any]:

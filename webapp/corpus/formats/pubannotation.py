@@ -26,7 +26,7 @@ from webapp.corpus.formats.records import (
 )
 from webapp.corpus.formats.streams import first_byte, json_values, open_binary
 
-__all__ = ["read_pubannotation", "write_pubannotation", "to_pubannotation"]
+__all__ = ["read_pubannotation", "write_pubannotation", "stream_pubannotation", "to_pubannotation"]
 
 SOURCEDB = "PubMed"
 
@@ -113,4 +113,13 @@ def to_pubannotation(record: DocumentRecord) -> dict[str, Any]:
 
 def write_pubannotation(documents: Iterable[DocumentRecord]) -> str:
     """A collection: a JSON array of documents (a one-document export is still an array of one)."""
-    return json.dumps([to_pubannotation(r) for r in documents], ensure_ascii=False, indent=1) + "\n"
+    return "".join(stream_pubannotation(documents))
+
+
+def stream_pubannotation(documents: Iterable[DocumentRecord]) -> Iterator[str]:
+    """The JSON array a document at a time, one document a line: ``[``, the documents separated by commas, ``]``."""
+    first = True
+    for record in documents:
+        yield ("[\n" if first else ",\n") + json.dumps(to_pubannotation(record), ensure_ascii=False)
+        first = False
+    yield "[]\n" if first else "\n]\n"

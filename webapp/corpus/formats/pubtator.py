@@ -46,8 +46,13 @@ def _one_line(text: str) -> str:
 
 
 def write_pubtator(documents: Iterable[DocumentRecord]) -> str:
-    out: list[str] = []
+    return "".join(stream_pubtator(documents))
+
+
+def stream_pubtator(documents: Iterable[DocumentRecord]) -> Iterator[str]:
+    """The file a document (its lines and the blank line after them) at a time."""
     for doc in documents:
+        out: list[str] = []
         # A document stored as "PMID#2" (a repeat inside its source file) is written under its PMID again.
         pmid = _one_line(str(doc.metadata.get("repeat_of") or doc.external_id)).replace("|", "_") or "-"
         title, abstract = doc.split_title()
@@ -62,6 +67,4 @@ def write_pubtator(documents: Iterable[DocumentRecord]) -> str:
             out.append("\t".join(cols))
         for relation in doc.metadata.get("relations") or []:
             out.append("\t".join([pmid, *(_one_line(str(v)) for v in relation)]))
-        out.append("")
-    return "\n".join(out) + ("\n" if out else "")
-
+        yield "\n".join(out) + "\n\n"
