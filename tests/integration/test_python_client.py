@@ -33,7 +33,7 @@ from tests.integration.detection_helpers import detection_worker, mini_dictionar
 from webapp.corpus.models import Collection, Document
 from webapp.linking.registry import forget_all
 
-pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)  # live_server: the server thread sees committed rows
 
 ARTICLES = {
     "901": ("Bronchial asthma in winter.", "High blood pressure and diabetes were seen."),
@@ -82,6 +82,8 @@ def connect(live_server) -> Iterator[Callable[..., Client]]:  # type: ignore[no-
     gc.collect()
 
 
+@pytest.mark.worker
+@pytest.mark.slow
 def test_a_pipeline_imports_runs_waits_and_exports(world: Collection, live_server, connect, detection_worker,  # noqa: F811  # type: ignore[no-untyped-def]
                                                    settings, tmp_path: Path) -> None:
     settings.TASK_QUEUE_OVERRIDE = detection_worker.queue  # the live server's tasks go to this test's worker
