@@ -239,13 +239,18 @@ class _Batch:
         if not records:
             return
         existing = self._existing(records)
-        curated = self._curated(pk for pk, _, _ in existing.values())
         new = [r for doc_id, r in records.items() if doc_id not in existing]
+        changed: dict[str, int] = {}
         for doc_id, (pk, title, text) in existing.items():
             rec = records[doc_id]
             if (rec.title, rec.text) == (title, text):
                 self.report.unchanged += 1
-            elif pk in curated and not self.force:
+            else:
+                changed[doc_id] = pk
+        curated = self._curated(changed.values())  # asked of the changed alone: a file again changes none
+        for doc_id, pk in changed.items():
+            rec = records[doc_id]
+            if pk in curated and not self.force:
                 self._keep(doc_id)
             else:
                 self._replace(pk, rec, curated.get(pk))
