@@ -16,6 +16,7 @@ import os
 
 from celery import Celery
 from celery.schedules import crontab
+from celery.signals import worker_process_init
 from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
@@ -81,3 +82,15 @@ app.conf.beat_schedule = {
 app.conf.include = ["tasks.artifacts", "tasks.audit", "tasks.health", "tasks.imports", "tasks.indexing", "tasks.corpus_runs", "tasks.curation", "tasks.detection",
                     "tasks.training",
                     "tasks.jobs", "tasks.loop", "tasks.releases"]
+
+
+@worker_process_init.connect
+def _compute_threads(**_: object) -> None:
+    """Each worker process computes on WORKER_THREADS threads (torch, BLAS, faiss, ONNX Runtime) when set: several
+    worker processes on one machine would otherwise each start a thread per core and stall one another."""
+    from django.conf import settings
+
+    if settings.WORKER_THREADS:
+        from linker.device import limit_threads
+
+        limit_threads(settings.WORKER_THREADS)

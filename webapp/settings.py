@@ -351,6 +351,9 @@ LINKER_WEB_THREADS = envint("LINKER_WEB_THREADS", 1, minimum=1)
 LINKER_PGVECTOR_FROM = envint("LINKER_PGVECTOR_FROM", 0, minimum=0)
 # What runs a tagger's network when it detects mentions (linker.detect.onnx_tagger): onnx-int8 reads about 2.4 times
 # as many abstracts per CPU-second as torch, F1 within a point (bench/RESULTS.md); exported once per host and version.
+# Compute threads of each worker process (webapp.celery); 0: one per core. Set cores / processes where several
+# worker processes share a machine (bench/corpus.py's scaling runs).
+WORKER_THREADS = envint("WORKER_THREADS", 0, minimum=0)
 TAGGER_RUNTIME = envchoice("TAGGER_RUNTIME", "onnx-int8", ("torch", "onnx", "onnx-int8"))
 # Once a candidate panel has linked its mention, link the document's other open mentions on a background thread,
 # so that the curator's next panels read their rankings (webapp.curation.services.rankings). Off: each panel links.
