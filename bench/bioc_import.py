@@ -14,6 +14,7 @@ which stays flat when the file is streamed. Appended to bench/RESULTS.md with th
 from __future__ import annotations
 
 import argparse
+import gzip
 import importlib
 import json
 import os
@@ -32,6 +33,15 @@ RESULTS = ROOT / "bench" / "RESULTS.md"
 def rss_mb() -> float:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _mb(path: Path) -> float:
+    """The file's size un-gzipped, in MB."""
+    size = 0
+    with gzip.open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            size += len(chunk)
+    return round(size / 2**20, 1)
 
 
 def timed_import(path: Path, fmt: str, slug: str) -> dict[str, Any]:
@@ -67,6 +77,7 @@ def main(documents: int, record: bool) -> dict[str, Any]:
             write_bioc_xml(xml, documents, gz=True)
             write_bioc_json(js, documents, gz=True)
             result = {"benchmark": "bioc_import", "documents": documents, "machine": machine,
+                      "xml_mb": _mb(xml), "json_mb": _mb(js),
                       "xml_gz_mb": round(xml.stat().st_size / 2**20, 2), "json_gz_mb": round(js.stat().st_size / 2**20, 2),
                       "bioc_xml": timed_import(xml, "bioc-xml", "bench-xml"),
                       "bioc_json": timed_import(js, "bioc-json", "bench-json"),

@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import ijson
 
@@ -38,7 +38,7 @@ def open_binary(path: str | Path) -> IO[bytes]:
     """The file's bytes, un-gzipped when it is gzip (told by its first bytes, whatever its name)."""
     with open(path, "rb") as fh:
         magic = fh.read(2)
-    return gzip.open(path, "rb") if magic == _GZIP_MAGIC else open(path, "rb")
+    return cast(IO[bytes], gzip.open(path, "rb") if magic == _GZIP_MAGIC else open(path, "rb"))
 
 
 def positioned(records: Iterable[DocumentRecord]) -> Iterator[Positioned]:
