@@ -78,7 +78,7 @@ class Config:
     rate: float | None = None
     data: Path = ROOT.parent / "shared" / "data"
     out: Path | None = None
-    timeout_s: float = 6 * 3600
+    timeout_s: float = 24 * 3600
     note: str = ""
     record: bool = True
 
