@@ -3,7 +3,7 @@ exported, and the time for all of PubMed (36M abstracts) extrapolated; print one
 
     python bench/corpus.py [--stages build,import,annotate,export,extrapolate] [--abstracts 100000] [--seed 45]
         [--annotate N] [--workers 1,2,4] [--chunk-size N] [--tagger DIR | --no-tagger] [--keep-db NAME]
-        [--export-formats jsonl] [--rate ABSTRACTS_PER_MIN] [--note TEXT] [--no-record]
+        [--export-formats jsonl,bioc-xml,pubtator] [--rate ABSTRACTS_PER_MIN] [--note TEXT] [--no-record]
 
 The corpus is SYNTHETIC (bench/corpus_build.py): real titles and real sentences of the NCBI disease and BC5CDR
 abstracts (train + development) recombined, seeded, k sentences per abstract as in the sources, written as PubMed
@@ -19,7 +19,9 @@ reuses them). Stages, each optional:
    seconds (``Job.result["stages"]`` where the chunks record it), the PostgreSQL figures; before it, once per
    database, MEDIC imported, its index built and activated (the dense hybrid; ``--sparse-only``: tf-idf) and the
    tagger made the active detector;
-4. ``export``: ``manage.py export_collection SLUG --format F --out FILE`` per format: documents/s, peak RSS;
+4. ``export``: ``manage.py export_collection SLUG --format F --suggestions --out FILE`` per format (jsonl, bioc-xml,
+   pubtator by default) of the annotated collection (the whole imported one when only part was annotated):
+   documents/s, peak RSS;
 5. ``extrapolate``: from the best per-machine rate measured (or ``--rate``), 36M abstracts on 1, 10 and 50 such
    machines, the core-hours, and the issue's anchors.
 
@@ -74,7 +76,7 @@ class Config:
     tagger: Path | None = None
     sparse_only: bool = False
     keep_db: str | None = None
-    export_formats: tuple[str, ...] = ("jsonl",)
+    export_formats: tuple[str, ...] = ("jsonl", "bioc-xml", "pubtator")
     rate: float | None = None
     data: Path = ROOT.parent / "shared" / "data"
     out: Path | None = None
@@ -248,7 +250,8 @@ def parse_args(argv: list[str] | None = None) -> Config:
     parser.add_argument("--no-tagger", action="store_true", help="Detect with the dictionary matcher alone.")
     parser.add_argument("--sparse-only", action="store_true", help="A tf-idf index instead of the dense hybrid.")
     parser.add_argument("--keep-db", help="Use (and keep) this database, made and set up once, instead of a throwaway one.")
-    parser.add_argument("--export-formats", default="jsonl", help="Comma-separated export formats.")
+    parser.add_argument("--export-formats", default=",".join(Config.export_formats),
+                        help="Comma-separated export formats (manage.py export_collection's).")
     parser.add_argument("--rate", type=float, help="Abstracts/min per machine to extrapolate from without annotating.")
     parser.add_argument("--data", type=Path, default=Config.data, help="The shared data folder.")
     parser.add_argument("--out", type=Path, help="Where the corpus files go (default: var/bench-corpus/N-SEED).")

@@ -195,7 +195,7 @@ def annotate(source: Any, database: str, cfg: Any, log_dir: Path) -> dict[str, A
     chunk_size = cfg.chunk_size or max(1, min(200, -(-n // (4 * max(cfg.workers)))))
     queue = os.environ["TASK_QUEUE_OVERRIDE"]
     mode = Collection.Detection.MATCHER_AND_TAGGER
-    warmup = make_collection(f"{source.slug}-warmup", mode)
+    warmup = make_collection(f"{source.slug}-warmup{max(cfg.workers)}", mode)
     if not warmup.documents.exists():
         copy_documents(source, warmup, max(cfg.workers))
     before_sizes = sizes()

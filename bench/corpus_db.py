@@ -215,7 +215,8 @@ class RssSampler:
 
 
 def export(database: str, slug: str, formats: list[str]) -> dict[str, Any]:
-    """``manage.py export_collection SLUG --format F --out FILE`` per format, timed, its peak RSS sampled."""
+    """``manage.py export_collection SLUG --format F --suggestions --out FILE`` per format (the pre-annotation: each
+    mention with its best suggestion), timed, its peak RSS sampled."""
     from django.core.management import get_commands
 
     from webapp.corpus.models import Document
@@ -230,7 +231,7 @@ def export(database: str, slug: str, formats: list[str]) -> dict[str, Any]:
             target = Path(folder) / f"{slug}.{fmt}"
             t0 = time.perf_counter()
             process = subprocess.Popen([sys.executable, "manage.py", "export_collection", slug, "--format", fmt,
-                                        "--out", str(target)], cwd=ROOT, env=child_env(database),
+                                        "--suggestions", "--out", str(target)], cwd=ROOT, env=child_env(database),
                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             with RssSampler(process.pid) as rss:
                 _, err = process.communicate()

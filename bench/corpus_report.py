@@ -76,7 +76,7 @@ def _export(exp: dict[str, Any] | None) -> list[str]:
         return []
     if "unavailable" in exp:
         return ["", f"Export: not measured: {exp['unavailable']}."]
-    lines = ["", f"| export of {exp['collection']} ({exp['documents']:,} documents): format | seconds | documents/s | "
+    lines = ["", f"| export of {exp['collection']} ({exp['documents']:,} documents, with each mention's best suggestion): format | seconds (the command's, its start included) | documents/s | "
              "file (MB) | peak RSS (MB) |", "|---|---:|---:|---:|---:|"]
     for fmt, f in exp["formats"].items():
         lines.append(f"| {fmt} | " + (f"{f['seconds']} | {f['documents_per_s']:,} | {f['file_mb']} | {f['peak_rss_mb']} |"
