@@ -184,3 +184,37 @@ def test_a_cut_short_json_file_names_the_document(tmp_path: Path) -> None:
     cut.write_text(cut.read_text()[:-40])
     with pytest.raises(FormatError, match=r"pmc\.xml: line 5: not well-formed XML \("):
         import_documents(cut, "bioc-xml", collection_slug="c")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_repeat_after_the_resume_point_is_still_numbered(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr("webapp.corpus.streamed_import.BATCH_ITEMS", 2)
+    path = tmp_path / "docs.jsonl"
+    ids = ["d1", "x", "d1", "y", "d1"]
+    path.write_text("".join(json.dumps({"id": i, "text": f"Text {n}."}) + "\n" for n, i in enumerate(ids)))
+    first = _job(path, "jsonl")
+
+    def killed_after_one_batch(done: int, total: int | None) -> None:
+        raise KeyboardInterrupt("the worker is killed")
+
+    with pytest.raises(KeyboardInterrupt):
+        import_documents(path, "jsonl", collection_slug="pmc", job_id=first.pk, progress=killed_after_one_batch)
+    again = _job(path, "jsonl")
+    assert run_import(again.pk) == ImportJob.State.SUCCEEDED
+    again.refresh_from_db()
+    assert (again.report["resumed_at"], again.report["new"], again.report["repeated_documents"]) == (2, 3, 2)
+    assert sorted(Document.objects.values_list("external_id", "text")) == [
+        ("d1", "Text 0."), ("d1#2", "Text 2."), ("d1#3", "Text 4."), ("x", "Text 1."), ("y", "Text 3."),
+    ]
+
+
+def test_seen_ids_hold_hashes_and_number_repeats() -> None:
+    from webapp.corpus.batch_import import SeenIds
+
+    seen = SeenIds()
+    for n in range(10_000):  # past a merge into the sorted array
+        seen.add(f"PMC{n}")
+    assert "PMC0" in seen and "PMC9999" in seen and "PMC10000" not in seen and len(seen) == 10_000
+    seen.number("PMC5")
+    seen.number("PMC5")
+    assert "PMC5#2" in seen and "PMC5#3" in seen and "PMC5#4" not in seen

@@ -29,7 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
@@ -50,6 +50,11 @@ from webapp.vocab.models import Dictionary
 __all__ = ["ImportReport", "DuplicateDocument", "DocumentWriter", "write_documents", "locked_collection"]
 
 Progress = Callable[[int, int | None], None]
+
+
+class IdSet(Protocol):
+    def __contains__(self, doc_id: object) -> bool: ...
+    def add(self, doc_id: str) -> None: ...
 
 _ANALYZE_AFTER_MENTIONS = 1000  # an import this large refreshes the planner's statistics
 
@@ -159,7 +164,9 @@ class DocumentWriter:
         # ``existing``: the caller already knows which of its ids the collection has (a batch-committed import
         # asks per batch rather than holding a million ids).
         self.existing = existing if existing is not None else set(collection.documents.values_list("external_id", flat=True))
-        self.read_ids: set[str] = set()  # the ids of this file so far (after numbering), written or skipped
+        # The ids of this file so far (after numbering), written or skipped; a batch-committed import keeps them in
+        # a compact set (webapp.corpus.batch_import.SeenIds), since a file of a million documents has a million.
+        self.read_ids: IdSet = set()
         self.repeats: dict[str, str] = {}  # "ID#2" -> "ID", for the repeats numbered here
         self.skipped: list[str] = []
         self.unresolved: dict[str, None] = {}
