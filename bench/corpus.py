@@ -2,7 +2,7 @@
 exported, and the time for all of PubMed (36M abstracts) extrapolated; print one JSON object.
 
     python bench/corpus.py [--stages build,import,annotate,export,extrapolate] [--abstracts 100000] [--seed 45]
-        [--annotate N] [--workers 1,2,4] [--chunk-size N] [--tagger DIR | --no-tagger] [--keep-db NAME]
+        [--annotate N] [--workers 1,2,4] [--threads N] [--chunk-size N] [--tagger DIR | --no-tagger] [--keep-db NAME]
         [--export-formats jsonl,bioc-xml,pubtator] [--rate ABSTRACTS_PER_MIN] [--note TEXT] [--no-record]
 
 The corpus is SYNTHETIC (bench/corpus_build.py): real titles and real sentences of the NCBI disease and BC5CDR
@@ -73,6 +73,9 @@ class Config:
     annotate: int = 0  # 0: every imported document
     workers: tuple[int, ...] = (1, 2, 4)
     chunk_size: int = 0  # 0: at most 200, small enough that the most workers get 4 chunks each
+    # WORKER_THREADS of each worker; 0: the cores divided by the worker count. 1 by default: on the shared 2-core machine
+    # one worker on 2 threads annotated 286 abstracts/min, on 1 thread 830 (2026-11-29, load ~8)
+    threads: int = 1
     tagger: Path | None = None
     sparse_only: bool = False
     keep_db: str | None = None
@@ -246,6 +249,8 @@ def parse_args(argv: list[str] | None = None) -> Config:
     parser.add_argument("--annotate", type=int, default=0, help="Annotate the first N documents (default: all).")
     parser.add_argument("--workers", default="1,2,4", help="Worker process counts, comma-separated.")
     parser.add_argument("--chunk-size", type=int, default=0, help="Documents per chunk (default: at most 200).")
+    parser.add_argument("--threads", type=int, default=Config.threads,
+                        help="WORKER_THREADS of each worker (default 1; 0: the cores divided by the worker count).")
     parser.add_argument("--tagger", type=Path, help=f"A tagger folder (default: {TAGGER.relative_to(ROOT)} when it is there).")
     parser.add_argument("--no-tagger", action="store_true", help="Detect with the dictionary matcher alone.")
     parser.add_argument("--sparse-only", action="store_true", help="A tf-idf index instead of the dense hybrid.")
@@ -269,7 +274,7 @@ def parse_args(argv: list[str] | None = None) -> Config:
     if tagger is not None and not tagger.is_dir():
         parser.error(f"no tagger folder {tagger}")
     return Config(stages=stages, abstracts=a.abstracts, seed=a.seed, per_file=a.per_file, annotate=a.annotate,
-                  workers=workers, chunk_size=a.chunk_size, tagger=tagger, sparse_only=a.sparse_only, keep_db=a.keep_db,
+                  workers=workers, chunk_size=a.chunk_size, threads=a.threads, tagger=tagger, sparse_only=a.sparse_only, keep_db=a.keep_db,
                   export_formats=tuple(f for f in a.export_formats.split(",") if f), rate=a.rate, data=a.data, out=a.out,
                   timeout_s=a.timeout, note=a.note, record=not a.no_record)
 

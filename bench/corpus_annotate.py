@@ -2,7 +2,8 @@
 
 For each worker count W: a collection of its own holding a copy of the first N imported documents (a clean state
 without deleting anything), W workers started (``celery -A webapp worker --concurrency 1`` each, W separate
-processes, on the bench's private queue), a warm-up run of W one-document chunks so that each worker has loaded its
+processes, on the bench's private queue, each computing on ``WORKER_THREADS`` threads: ``--threads``, 1 by default; 0
+the cores divided by W, at least 1), a warm-up run of W one-document chunks so that each worker has loaded its
 index and tagger (timed apart: a long run pays it once), then the timed corpus run (webapp.curation.corpus_runs
 ``start_run``, as ``manage.py corpus_run`` starts it) from its start until its parent job ends. Sampled meanwhile
 (psutil, every 0.5 s): each worker's RSS (its main process and pool child together) and CPU, and the CPU of the
@@ -110,10 +111,10 @@ def pg_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def start_workers(count: int, queue: str, database: str, log_dir: Path) -> list[subprocess.Popen[bytes]]:
+def start_workers(count: int, queue: str, database: str, log_dir: Path, threads: int) -> list[subprocess.Popen[bytes]]:
     from webapp.celery import app
 
-    env = child_env(database)
+    env = {**child_env(database), "WORKER_THREADS": str(threads)}
     workers = []
     for i in range(count):
         log = open(log_dir / f"worker-{count}-{i}.log", "wb")  # noqa: SIM115 - closed with the process
@@ -204,7 +205,8 @@ def annotate(source: Any, database: str, cfg: Any, log_dir: Path) -> dict[str, A
         target = make_collection(f"{source.slug}-w{w}-{int(time.time())}", mode)
         copied = copy_documents(source, target, n)
         say(f"{w} worker process(es): starting them; {copied:,} documents in {target.slug}, chunks of {chunk_size} ...")
-        workers = start_workers(w, queue, database, log_dir)
+        threads = cfg.threads or max(1, (os.cpu_count() or 1) // w)
+        workers = start_workers(w, queue, database, log_dir, threads)
         try:
             _, warm_s = run_and_wait(Collection.objects.get(pk=warmup.pk), 1, cfg.timeout_s)
             say(f"warmed up in {warm_s:.1f} s; the timed run ...")
@@ -218,7 +220,7 @@ def annotate(source: Any, database: str, cfg: Any, log_dir: Path) -> dict[str, A
         profile = chunk_profile(run)
         rate = copied / seconds * 60
         runs[str(w)] = {
-            "collection": target.slug, "documents": copied, "warmup_s": round(warm_s, 1), "wall_s": round(seconds, 1),
+            "collection": target.slug, "documents": copied, "threads_per_worker": threads, "warmup_s": round(warm_s, 1), "wall_s": round(seconds, 1),
             "abstracts_per_min": round(rate, 1),
             "peak_rss_mb_per_worker": [round(x) for x in sampled.peak_mb], "peak_rss_mb_max_process": round(sampled.peak_process_mb),
             "worker_cpu_s": [round(x, 1) for x in sampled.cpu_s], "postgres_cpu_s": sampled.postgres_cpu_s(),
@@ -233,7 +235,8 @@ def annotate(source: Any, database: str, cfg: Any, log_dir: Path) -> dict[str, A
     grown = {t: after[f"{t}_bytes"] - before_sizes[f"{t}_bytes"] for t in ("corpus_mention", "corpus_link")}
     return {
         "documents": n, "chunk_size": chunk_size, "workers": cfg.workers,
-        "how": "W separate `celery -A webapp worker --concurrency 1` processes on one private queue; each run over "
+        "how": "W separate `celery -A webapp worker --concurrency 1` processes on one private queue (WORKER_THREADS "
+               "each as --threads says); each run over "
                "its own copy of the same first N documents; after a warm-up run of W one-document chunks",
         "runs": runs,
         "annotation_size_per_100k_documents_mb": {t.removeprefix("corpus_"): round(b * 100_000 / annotated / 2**20, 1)

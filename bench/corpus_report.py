@@ -47,14 +47,14 @@ def _annotate(ann: dict[str, Any] | None) -> list[str]:
     lines = ["", f"Pre-annotation (corpus runs) of {ann['documents']:,} documents, chunks of {ann['chunk_size']}: {ann['how']}. "
              f"{ann['mentions_per_document']} mentions and {ann['links_per_document']} links per document; their tables "
              f"grow {size.get('mention', '?')} MB (mentions) + {size.get('link', '?')} MB (links) per 100K documents.", "",
-             "| workers | warm-up (s) | wall (s) | abstracts/min | efficiency vs linear | peak RSS per worker (MB) | worker CPU (s) | "
+             "| workers | threads each | warm-up (s) | wall (s) | abstracts/min | efficiency vs linear | peak RSS per worker (MB) | worker CPU (s) | "
              "PostgreSQL CPU (s): bench backends / whole server | commits | write share |",
-             "|---:|---:|---:|---:|---:|---|---|---|---:|---:|"]
+             "|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|"]
     for w, r in ann["runs"].items():
         share = r.get("write_share")
         commits = ((r.get("postgres") or {}).get("database") or {}).get("xact_commit", "?")
         pg = r["postgres_cpu_s"]
-        lines.append(f"| {w} | {r['warmup_s']} | {r['wall_s']} | {r['abstracts_per_min']:,} | {r['efficiency_vs_linear']} | "
+        lines.append(f"| {w} | {r.get('threads_per_worker', '?')} | {r['warmup_s']} | {r['wall_s']} | {r['abstracts_per_min']:,} | {r['efficiency_vs_linear']} | "
                      f"{', '.join(map(str, r['peak_rss_mb_per_worker']))} | {', '.join(map(str, r['worker_cpu_s']))} | "
                      f"{pg['bench_database_backends']} / {pg['whole_server']} | {commits:,} | "
                      f"{'-' if share is None else f'{share:.0%}'} |")
