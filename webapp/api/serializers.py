@@ -106,8 +106,9 @@ class ImportRequestSerializer(SingleValuedForm):
     )
     force = serializers.BooleanField(
         required=False, default=False,
-        help_text="For a PubMed XML update: also replace or delete documents with curators' decisions or gold "
-                  "annotations (recorded in the audit log); without it they are kept and the result names them.",
+        help_text="For PubMed XML, BioC, JSON Lines or PubAnnotation documents: also replace (or, by a PubMed update, "
+                  "delete) documents with curators' decisions or gold annotations whose text the file changes "
+                  "(recorded in the audit log); without it they are kept and the result names them.",
     )
 
 
