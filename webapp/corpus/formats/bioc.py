@@ -37,6 +37,7 @@ from webapp.corpus.formats.bioc_checks import (
     check_xml_document,
     integer_field,
 )
+from webapp.corpus.formats.bioc_write import document_xml
 from webapp.corpus.formats.records import (
     DocumentRecord,
     FormatError,
@@ -341,8 +342,7 @@ def stream_bioc_xml(documents: Iterable[DocumentRecord]) -> Iterator[str]:
         f"  <source>{SOURCE}</source>\n  <date>{date.today().isoformat()}</date>\n  <key>workbench.key</key>\n"
     )
     for doc in documents:
-        element = biocxml.encoder.encode_document(to_document(_xml_safe(doc)))
-        yield etree.tostring(element, encoding="unicode", pretty_print=True)
+        yield document_xml(to_document(_xml_safe(doc)))
     yield "</collection>\n"
 
 
