@@ -218,3 +218,18 @@ def test_seen_ids_hold_hashes_and_number_repeats() -> None:
     seen.number("PMC5")
     seen.number("PMC5")
     assert "PMC5#2" in seen and "PMC5#3" in seen and "PMC5#4" not in seen
+
+
+def test_a_gzip_upload_is_told_by_what_it_holds() -> None:
+    from webapp.imports.queueing import document_format
+
+    def gz(text: str) -> bytes:
+        return gzip.compress(text.encode())[:200]  # the first bytes of an upload
+
+    assert document_format("pmc.xml.gz", gz("<?xml version='1.0'?><collection><source>PMC</source>")) == "bioc-xml"
+    assert document_format("pmc.json.gz", gz('{"source": "PMC", "documents": [{"id": "1"')) == "bioc-json"
+    assert document_format("docs.jsonl.gz", gz('{"id": "1", "text": "x"}\n{"id": "2"')) == "jsonl"
+    assert document_format("pa.json.gz", gz('[{"text": "x", "sourceid": "1"}')) == "pubannotation"
+    assert document_format("pubmed24n0001.xml.gz", gz('<?xml version="1.0"?>\n<!DOCTYPE PubmedArticleSet>\n<PubmedArticleSet>')) == "pubmed-xml"
+    assert document_format("download", gz("<PubmedArticleSet><PubmedArticle>")) == "pubmed-xml"
+    assert document_format("pubmed24n0002.xml.gz", b"\x1f\x8b\x08\x00garbage") == "pubmed-xml"  # its reader names the fault

@@ -18,6 +18,7 @@ import json
 import re
 import shutil
 import zipfile
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -156,8 +157,14 @@ def document_format(name: str, head: bytes) -> str:
     mentions found by the detector), and so is a ``.tar.gz`` archive (of .txt files)."""
     if name.lower().endswith(".tar.gz"):
         return "text"
-    if name.lower().endswith(".xml.gz") or head.startswith(b"\x1f\x8b"):
-        return "pubmed-xml"  # PubMed's baseline and update files are the gzipped XML the workbench reads
+    if head.startswith(b"\x1f\x8b"):
+        # Gzip: told by what it holds. PubMed's baseline and update files are the gzipped XML the workbench reads
+        # most; BioC, JSON Lines and PubAnnotation may come gzipped too.
+        head = _gunzipped_head(head)
+        if not head or b"PubmedArticleSet" in head:
+            return "pubmed-xml"
+    elif name.lower().endswith(".xml.gz"):
+        return "pubmed-xml"
     lowered = name.lower().removesuffix(".gz")
     body = head.removeprefix(b"\xef\xbb\xbf").lstrip()
     if b"<PubmedArticleSet" in body:
@@ -180,6 +187,14 @@ def document_format(name: str, head: bytes) -> str:
     if fmt is None:
         raise ImportRefused("format", f"cannot tell the format of {name} from its name or its first bytes: choose it")
     return fmt
+
+
+def _gunzipped_head(head: bytes) -> bytes:
+    """The first bytes of a gzip file's content, from its first compressed bytes (b"" when they cannot be read)."""
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, _HEAD_BYTES)
+    except zlib.error:
+        return b""
 
 
 def _looks_like_pubannotation(body: bytes) -> bool:
