@@ -83,7 +83,7 @@ class Linker:
         mode = config.retrieval.mode if encoder is not None else "sparse"
         self.first_stage = first_stage if encoder is not None else None
         self.retriever = HybridRetriever(table, sparse, encoder, index, replace(config.retrieval, mode=mode),
-                                         concept_prior, self.first_stage, delta, memo)
+                                         concept_prior, self.first_stage, delta, memo if delta is not None else None)
         # What this linker's searches compute per query, for the delta views made of it (linker.memo).
         self.query_memo = memo if memo is not None else QueryMemo()
         self.reranker: Reranker | None = None
@@ -101,6 +101,13 @@ class Linker:
         import math
 
         self.retriever.concept_prior = {cid: math.log1p(n) for cid, n in counts.items() if n > 0}
+
+    def remember_searches(self) -> Linker:
+        """Keep this linker's own per-query vectors and top lists too (:mod:`linker.memo`, as its delta views do):
+        for a served linker, whose weights never change while a corpus run meets the same mention texts in
+        document after document. Not for a linker whose encoder is still being trained. Returns the linker."""
+        self.retriever.memo = self.query_memo
+        return self
 
     # --- names added and taken back over an immutable base ---------------------------------------------
 

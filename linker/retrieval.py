@@ -171,9 +171,10 @@ class HybridRetriever:
         self.first_stage = first_stage
         # Names added and taken back over these immutable indexes (linker.delta): merged into every search's list.
         self.delta = delta
-        # A delta view's searches of the base, kept per query for the base's lifetime (linker.memo): the base's
-        # part of a ranking is the same under every delta.
-        self.memo = memo if delta is not None else None
+        # The base's searches, kept per query for the base's lifetime (linker.memo): the base's part of a ranking is
+        # the same under every delta. A delta view always reads it; a base linker where it is served
+        # (Linker.remember_searches: its weights never change, and a corpus meets the same mentions again and again).
+        self.memo = memo
         self.concept_prior: dict[str, float] = dict(concept_prior or {})
         self.sparse = sparse
         self.encoder = encoder
@@ -276,7 +277,9 @@ class HybridRetriever:
         """A dense index's top ``m`` names for query vectors: with a delta, the base's merged with the delta's."""
         delta = self.delta
         if delta is None:
-            return index.search(vectors, m)
+            if self.memo is None:
+                return index.search(vectors, m)
+            return self.memo.top(id(index), queries, m, lambda at: index.search(vectors[at], m))
         base_m = m + delta.hidden
         if self.memo is None:
             scores, rows = index.search(vectors, base_m)
@@ -291,7 +294,9 @@ class HybridRetriever:
         assert sparse is not None
         delta = self.delta
         if delta is None:
-            return sparse.top_k(queries, m)
+            if self.memo is None:
+                return sparse.top_k(queries, m)
+            return self.memo.top(id(sparse), queries, m, lambda at: sparse.top_k([queries[i] for i in at], m))
         base_m = m + delta.hidden
         if self.memo is None:
             scores, rows = sparse.top_k(queries, base_m)

@@ -33,8 +33,9 @@ def tagger_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _int8(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _int8(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     monkeypatch.setattr(settings, "TAGGER_RUNTIME", "onnx-int8")
+    monkeypatch.setattr(settings, "ARTIFACT_ROOT", tmp_path / "artifacts")
     forget_all()
     taggers.forget_all()
     yield

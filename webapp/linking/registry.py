@@ -210,7 +210,8 @@ def load_linker(index: Artifact) -> Linker:
             if linker is None:
                 # LINKER_SERVING_DEVICE: the CPU unless set (webapp.linking.devices says why).
                 # Fetched from the artifact store when another host built it (webapp.artifacts).
-                linker = Linker.load(ensure_local(index.artifact_path), device=serving_device())
+                # Its searches are kept per query (Linker.remember_searches): a served linker never changes.
+                linker = Linker.load(ensure_local(index.artifact_path), device=serving_device()).remember_searches()
                 # Keep only what is still served: a retired index's memory goes back after a promotion.
                 live = active_index_ids()
                 for stale in [pk for pk in _loaded if pk not in live]:

@@ -7,8 +7,8 @@ windows in length-sorted batches; the linker searches all their mentions at once
 :meth:`linker.linker.Linker.link_documents`); and their suggestions are stored in one transaction.
 
 What each document comes to is what :func:`webapp.curation.corpus_runs.chunk.annotate` makes of it alone, by the
-same rules: detector mentions written per document (:func:`~webapp.curation.services.detection.write_mentions`,
-its own transaction, curators' mentions never touched), the open mentions of the run's types linked within the
+same rules: detector mentions written by :func:`~webapp.curation.services.detection.write_mentions_many` (the
+group's in one transaction; curators' mentions never touched), the open mentions of the run's types linked within the
 run's concept scope and a project's filter, a detected mention whose best concept is outside the scope removed,
 model links made exactly the ranking (:func:`store_many_suggestions`). The linking reads no lock; the transaction
 that stores it locks the mentions and keeps only those still open and unchanged, so a curator deciding one
@@ -33,7 +33,7 @@ from linker.rerank.results import LinkedMention
 from webapp.corpus.models import Document, Mention
 from webapp.curation.corpus_runs.scope import RunScope
 from webapp.curation.models import OPEN_STATUSES
-from webapp.curation.services.detection import Detectors, find_spans_many, write_mentions
+from webapp.curation.services.detection import Detectors, find_spans_many, write_mentions_many
 from webapp.curation.services.suggestions import (
     FILTER_WIDENING,
     SUGGESTIONS_K,
@@ -84,8 +84,8 @@ def annotate_group(ids: Sequence[int], detectors: Detectors, scope: RunScope, cl
     if not scope.mention_types or detectors.mention_type in scope.mention_types:
         found = find_spans_many([texts[pk] for pk in claimed], detectors, clock)
         with clock("write:mentions"):
-            for pk, spans in zip(claimed, found, strict=True):
-                detected.update(write_mentions(pk, spans, detectors) or [])
+            written = write_mentions_many(dict(zip(claimed, found, strict=True)), detectors)
+            detected.update(pk for ids in written.values() for pk in ids)
     if detectors.linker is not None:
         mentions, links = _link(claimed, texts, detectors, scope, detected, clock)
         outcome.update(mentions=mentions, links=links)

@@ -49,7 +49,7 @@ from webapp.linking.taggers import ActiveTagger, get_active_tagger
 logger = logging.getLogger(__name__)
 
 __all__ = ["DetectionUnavailable", "Detectors", "active_tagger", "detect_documents", "detectors_for", "find_spans",
-           "find_spans_many", "redetect"]
+           "find_spans_many", "redetect", "write_mentions", "write_mentions_many"]
 
 State = Document.DetectionState
 Mode = Collection.Detection
@@ -242,49 +242,59 @@ def write_mentions(document_id: int, spans: Sequence[Span], detectors: Detectors
     """Make the document's undecided detector mentions exactly ``spans``, less those that overlap a mention a
     curator made or decided (or a gold one), in one transaction; returns the ids of the detector mentions now
     undecided (to link), or None when the document is no longer ``running``."""
+    return write_mentions_many({document_id: spans}, detectors).get(document_id)
+
+
+def write_mentions_many(spans: dict[int, Sequence[Span]], detectors: Detectors) -> dict[int, list[int]]:
+    """:func:`write_mentions` of several documents in one transaction and a fixed number of queries (a corpus run's
+    group); the ids per document still ``running`` (the others are left out, untouched)."""
     mention_type = detectors.mention_type
     with transaction.atomic():
-        # FOR NO KEY UPDATE: two deliveries of the task wait for each other; a curator adding a mention does not.
-        document = Document.objects.select_for_update(no_key=True).filter(pk=document_id).first()
-        if document is None or document.detection_state != State.RUNNING:
-            return None
-        existing = list(Mention.objects.filter(document_id=document_id).select_for_update(of=("self",)).order_by("pk"))
-        decided = set(Decision.objects.filter(mention__document_id=document_id).values_list("mention_id", flat=True))
-        replaceable = {
-            (m.start, m.end, m.mention_type): m
-            for m in existing
-            if m.source == Mention.Source.DETECTOR and m.status in OPEN_STATUSES and m.pk not in decided
-        }
-        replaceable_ids = {m.pk for m in replaceable.values()}
-        kept = [m for m in existing if m.pk not in replaceable_ids]
-        wanted: dict[tuple[int, int, str], Span] = {}
-        for span in sorted(spans, key=lambda s: (s.start, -s.end)):
-            if span.end <= span.start or any(span.start < k.end and k.start < span.end for k in kept):
-                continue
-            if any(span.start < w[1] and w[0] < span.end for w in wanted):
-                continue  # detectors return no overlaps; a merge that did would break the highlight: first one wins
-            wanted[(span.start, span.end, mention_type)] = span
-        Mention.objects.filter(pk__in=[m.pk for key, m in replaceable.items() if key not in wanted]).delete()
-        ids: list[int] = []
-        for key, span in wanted.items():
-            current = replaceable.get(key)
-            detector, version = span.source, detectors.version(span.source)
-            if current is not None:
+        # FOR NO KEY UPDATE, in id order: two deliveries of the task wait for each other (and never deadlock); a
+        # curator adding a mention does not.
+        locked = Document.objects.select_for_update(no_key=True).filter(pk__in=list(spans)).order_by("pk")
+        texts = {pk: text for pk, text, state in locked.values_list("pk", "text", "detection_state") if state == State.RUNNING}
+        if not texts:
+            return {}
+        existing: dict[int, list[Mention]] = {pk: [] for pk in texts}
+        for m in Mention.objects.filter(document_id__in=list(texts)).select_for_update(of=("self",)).order_by("pk"):
+            existing[m.document_id].append(m)
+        decided = set(Decision.objects.filter(mention__document_id__in=list(texts)).values_list("mention_id", flat=True))
+        gone: list[int] = []
+        new: list[Mention] = []
+        ids: dict[int, list[int]] = {pk: [] for pk in texts}
+        for pk, text in texts.items():
+            replaceable = {
+                (m.start, m.end, m.mention_type): m
+                for m in existing[pk]
+                if m.source == Mention.Source.DETECTOR and m.status in OPEN_STATUSES and m.pk not in decided
+            }
+            replaceable_ids = {m.pk for m in replaceable.values()}
+            kept = [m for m in existing[pk] if m.pk not in replaceable_ids]
+            wanted: dict[tuple[int, int, str], Span] = {}
+            for span in sorted(spans[pk], key=lambda s: (s.start, -s.end)):
+                if span.end <= span.start or any(span.start < k.end and k.start < span.end for k in kept):
+                    continue
+                if any(span.start < w[1] and w[0] < span.end for w in wanted):
+                    continue  # detectors return no overlaps; a merge that did would break the highlight: first one wins
+                wanted[(span.start, span.end, mention_type)] = span
+            gone.extend(m.pk for key, m in replaceable.items() if key not in wanted)
+            for key, span in wanted.items():
+                current = replaceable.get(key)
+                detector, version = span.source, detectors.version(span.source)
+                if current is None:
+                    new.append(Mention(document_id=pk, start=span.start, end=span.end, text=text[span.start : span.end],
+                                       mention_type=mention_type, status=Mention.Status.PENDING,
+                                       source=Mention.Source.DETECTOR, detector=detector, model_version=version))
+                    continue
                 if (current.detector, current.model_version) != (detector, version):
                     current.detector, current.model_version = detector, version
                     current.save(update_fields=["detector", "model_version", "updated_at"])
-                ids.append(current.pk)
-        created = Mention.objects.bulk_create(
-            [
-                Mention(document_id=document_id, start=s.start, end=s.end, text=document.text[s.start : s.end],
-                        mention_type=mention_type, status=Mention.Status.PENDING, source=Mention.Source.DETECTOR,
-                        detector=s.source, model_version=detectors.version(s.source))
-                for key, s in wanted.items()
-                if key not in replaceable
-            ]
-        )
-        ids.extend(m.pk for m in created)
-        Document.objects.filter(pk=document_id).update(detection_model=detectors.label[:300], detected_at=timezone.now())
+                ids[pk].append(current.pk)
+        Mention.objects.filter(pk__in=gone).delete()
+        for m in Mention.objects.bulk_create(new):
+            ids[m.document_id].append(m.pk)
+        Document.objects.filter(pk__in=list(texts)).update(detection_model=detectors.label[:300], detected_at=timezone.now())
     return ids
 
 
