@@ -8,17 +8,16 @@ inner product of the normalised vectors (``hnsw_m``, ``hnsw_ef_construction``; `
 
 The linker package imports no Django: the process that builds or serves a pgvector index says once how to reach the
 database (:func:`use_database`, a factory of DB-API connections; the web app passes its own settings'), and the index
-keeps one connection of its own, outside any request's transaction.
+keeps one connection of its own, outside any request's transaction. That setting and :func:`drop_table` are
+:mod:`linker.pgvector_db`'s (no numpy, no faiss), re-exported here.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 import uuid
-from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -27,49 +26,22 @@ import numpy as np
 
 from linker.index import DenseIndex
 from linker.index_kinds import IndexConfig
+from linker.pgvector_db import (  # re-exported
+    _TABLE,
+    Connect,
+    _open,
+    database,
+    drop_table,
+    has_vector_extension,
+    use_database,
+)
 
 __all__ = ["PgVectorIndex", "build_index", "load_index", "use_database", "database", "drop_table", "has_vector_extension"]
-
-Connect = Callable[[], Any]  # a new DB-API connection (psycopg's; autocommit is set on it)
-_connect: Connect | None = None
-
-
-def use_database(connect: Connect | None) -> None:
-    """Where pgvector indexes are built and searched from now on in this process (None: nowhere)."""
-    global _connect
-    _connect = connect
-
-
-def database() -> Connect:
-    if _connect is None:
-        raise RuntimeError("a pgvector index needs a database: call linker.pgvector_index.use_database first")
-    return _connect
-
-
-def has_vector_extension(connect: Connect) -> bool:
-    """Whether the database can hold vectors (creates the extension where it is installed but not yet created)."""
-    conn = _open(connect)
-    try:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        return True
-    except Exception:  # noqa: BLE001 - any refusal means no pgvector here, and the caller says so
-        return False
-    finally:
-        conn.close()
-
-
-def _open(connect: Connect) -> Any:
-    conn = connect()
-    conn.autocommit = True
-    return conn
 
 
 def _literal(vector: np.ndarray) -> str:
     # float32 repr rounds to 9 significant digits at most; pgvector parses the text form.
     return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
-
-
-_TABLE = re.compile(r"linker_vectors_[0-9a-f]{32}")  # the only names interpolated into SQL
 
 
 class PgVectorIndex(DenseIndex):
@@ -214,24 +186,6 @@ class PgVectorIndex(DenseIndex):
         meta = json.loads((folder / "index.json").read_text())
         return cls(int(meta["dim"]), IndexConfig(**meta["config"]), str(meta["table"]), np.load(folder / "rows.npy"),
                    connect or database())
-
-
-def drop_table(folder: str | Path, connect: Connect | None = None) -> str | None:
-    """Drop the table of the pgvector index saved in ``folder`` (an artifact's ``index/``); its name, or None when
-    the folder holds another kind of index."""
-    path = Path(folder) / "index.json"
-    if not path.is_file():
-        return None
-    meta = json.loads(path.read_text())
-    table = meta.get("table")
-    if meta.get("config", {}).get("kind") != "pgvector" or not table or not _TABLE.fullmatch(str(table)):
-        return None
-    conn = _open(connect or database())
-    try:
-        conn.execute(f"DROP TABLE IF EXISTS {table}")
-    finally:
-        conn.close()
-    return str(table)
 
 
 def build_index(vectors: np.ndarray, config: IndexConfig) -> DenseIndex:

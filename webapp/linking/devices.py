@@ -8,10 +8,12 @@ default: a request encodes a few mentions, and each gunicorn process would hold 
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 
-from linker.device import choose_device, parse_device
+if TYPE_CHECKING:  # linker.device imports torch: where a device is chosen, not at django.setup() (issue #45)
+    import torch
 
 __all__ = ["batch_device", "serving_device"]
 
@@ -27,6 +29,8 @@ def serving_device() -> torch.device:
 
 
 def _resolve(value: str, name: str) -> torch.device:
+    from linker.device import choose_device, parse_device
+
     if value == "auto":
         return choose_device()  # LINKER_DEVICE, else what torch sees
     return parse_device(value, name)

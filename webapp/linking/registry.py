@@ -29,17 +29,20 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 
-from linker.delta import Delta, DeltaVectors
-from linker.linker import Linker
 from linker.text import normalize
 from webapp.artifacts.local import ensure_local
 from webapp.linking.devices import serving_device
 from webapp.linking.models import IndexVersion
 from webapp.linking.versions import Artifact, active_index_by_slug, active_index_ids, index_created_at
 from webapp.vocab.models import DictionaryVersion, Name, RemovedName
+
+if TYPE_CHECKING:  # imported where a linker is loaded or served: django.setup() imports no torch (issue #45)
+    from linker.delta import DeltaVectors
+    from linker.linker import Linker
 
 __all__ = ["ActiveLinker", "RECHECK_SECONDS", "add_curator_synonym", "add_curator_synonyms", "forget_all", "forget_active_indexes",
            "get_active_linker", "index_version_changed", "load_linker", "forget_curator_synonym", "remove_curator_synonyms",
@@ -60,6 +63,12 @@ class ActiveLinker:
     dictionary_version: DictionaryVersion
 
 
+def _delta_vectors() -> DeltaVectors:
+    from linker.delta import DeltaVectors
+
+    return DeltaVectors()
+
+
 @dataclass
 class _Served:
     """One loaded index's delta as this process last read it, and the linker that serves it."""
@@ -72,7 +81,7 @@ class _Served:
     last_removed_pk: int = 0
     checked_at: float = 0.0  # time.monotonic() of the last look
     stale: bool = True  # a decision of this process committed since: look now
-    vectors: DeltaVectors = field(default_factory=DeltaVectors)  # the delta names' vectors, by name
+    vectors: DeltaVectors = field(default_factory=_delta_vectors)  # the delta names' vectors, by name
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -178,6 +187,8 @@ def _read_delta(served: _Served, index_version_id: int, version: DictionaryVersi
             _apply_undone(served, version, {(text, cid) for _, text, cid in undone})
         served.last_name_pk = max(served.last_name_pk, made[-1][0] if made else 0)
         served.last_removed_pk = max(served.last_removed_pk, undone[-1][0] if undone else 0)
+        from linker.delta import Delta
+
         delta = Delta(tuple(served.added), frozenset(served.removed), (served.last_name_pk, served.last_removed_pk))
         served.linker = served.base.with_delta(delta, served.vectors) if delta else served.base
         log.info("index %s: serving %d curator name(s) added and %d taken back since its build", index_version_id,
@@ -203,6 +214,8 @@ def load_linker(index: Artifact) -> Linker:
 
     Serving code asks :func:`get_active_linker` instead, which adds the curator names made since the build.
     """
+    from linker.linker import Linker
+
     linker = _loaded.get(index.pk)
     if linker is None:
         with _lock:

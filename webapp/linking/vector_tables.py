@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 from django.db import connection, transaction
 
-from linker.pgvector_index import drop_table, use_database
+from linker.pgvector_db import drop_table, use_database
 
 __all__ = ["connect", "install", "drop_index_table", "drop_partial_table"]
 

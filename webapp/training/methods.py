@@ -7,10 +7,12 @@ web app needs a line for it only where it reads the database (:mod:`webapp.train
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from django.db.models.enums import ChoicesType
 
+from linker.methods.names import BUILT_IN
 from webapp.training.errors import RunError
 
 __all__ = ["DEFAULT_METHOD", "training_methods", "method_choices", "get_training_method", "RegisteredMethods"]
@@ -26,8 +28,15 @@ def training_methods() -> list[Any]:
 
 
 def method_choices() -> list[tuple[str, str]]:
-    """(name, label) of each registered method: the choices of ``TrainingRun.method``."""
-    return [(m.name, m.label or m.name) for m in training_methods()]
+    """(name, label) of each registered method: the choices of ``TrainingRun.method``.
+
+    Until :mod:`linker.recipe` is imported (it imports every method, torch included) nothing can have been
+    registered or taken out, so the table is the built-in one, read from :mod:`linker.methods.names`: loading
+    Django's apps (whose models and forms read these choices) imports no training code."""
+    recipe = sys.modules.get("linker.recipe")
+    if recipe is None:
+        return list(BUILT_IN)
+    return [(m.name, m.label or m.name) for m in recipe.METHODS.values()]
 
 
 def get_training_method(name: str) -> Any:
