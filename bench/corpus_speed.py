@@ -91,6 +91,8 @@ def _import_split(args: argparse.Namespace) -> tuple[dict[str, dict[tuple[int, i
     types = {"Disease"} if args.corpus == "bc5cdr" else set()
     gold = {d.pmid: {(m.start, m.end): tuple(c.removeprefix("MESH:") for c in (m.parts[0] if m.parts else ()))
                      for m in d.mentions if not types or m.mention_type in types} for d in docs}
+    if Document.objects.filter(collection__slug=slug).count() != len(docs):
+        Collection.objects.filter(slug=slug).delete()
     if not Collection.objects.filter(slug=slug).exists():
         with tempfile.TemporaryDirectory() as scratch:
             archive = Path(scratch) / "abstracts.zip"
