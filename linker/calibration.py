@@ -22,10 +22,12 @@ import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from linker.retrieval import Candidate
+if TYPE_CHECKING:  # linker.retrieval imports faiss and torch; calibration reads candidates only (issue #45)
+    from linker.retrieval import Candidate
 
 __all__ = ["Calibration", "CalibrationExample", "FEATURES", "part_features", "fit_calibration", "FILE_NAME",
            "labelled_examples", "nil_examples", "mention_confidence", "reliability", "precision_above"]

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata, spearmanr
 
 __all__ = [
     "PRIMARY_METRIC",
@@ -172,6 +171,9 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if np.all(xa == xa[0]) or np.all(ya == ya[0]):
         return float("nan")
+    # scipy.stats is imported where a correlation is asked for, not with this module (issue #45: light imports)
+    from scipy.stats import spearmanr
+
     rho = spearmanr(xa, ya).statistic
     return float(rho)
 
@@ -186,5 +188,7 @@ def roc_auc(labels: Sequence[int | bool], scores: Sequence[float]) -> float:
     n_neg = len(y) - n_pos
     if n_pos == 0 or n_neg == 0:
         return float("nan")
+    from scipy.stats import rankdata
+
     ranks = rankdata(s)
     return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))

@@ -4,6 +4,8 @@ A method is a :class:`Method`: a name and label, the dataclass of its parameters
 text: :mod:`linker.methods.params`), how they make its configuration, a function that trains into a folder and
 returns its report, and what that folder is. :mod:`linker.recipe` keeps the table of methods and publishes the
 folder; a form, an API or a command line built on the table needs nothing else to offer a method.
+
+Plain data: importing this module imports no torch (the web app's forms and inputs read it).
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from linker.data import PubTatorDocument
 from linker.dictionary import NameTable
-from linker.hierarchy.graph import HierarchySource
-from linker.linker import Linker, annotation_counts
-from linker.train import ProgressCallback
+
+if TYPE_CHECKING:  # the linker and the trainer import torch and faiss: this table of plain data does not (issue #45)
+    from linker.hierarchy.graph import HierarchySource
+    from linker.linker import Linker
+    from linker.train import ProgressCallback
 
 __all__ = ["TrainingInputs", "TrainingCallbacks", "RunContext", "Method", "Report", "prior_counts", "OUTPUTS"]
 
@@ -155,6 +159,8 @@ def prior_counts(
     annotated with each (primary) concept. Every gold mention counts, repeats included (a composite mention
     counts once for each of its concepts), and each curated mention (a curator's accept or relink, given
     here by its concept id) counts once more. Ids outside ``table`` count nothing."""
+    from linker.linker import annotation_counts
+
     counts = annotation_counts(docs, table, mention_types)
     for cid in curated:
         primary = table.resolve_id(cid)

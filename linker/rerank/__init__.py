@@ -11,11 +11,20 @@
 
 A linker without ``rerank/`` ranks as before; a re-ranker that does not match its linker is refused with a
 reason (:class:`RerankerError`) and the linker falls back to the retriever's ranking.
+
+The re-ranker (torch) is imported when :class:`Reranker` or :class:`RerankerError` is asked for: the spans and
+results above are plain data, which a web process reads without loading torch (issue #45).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from linker.rerank.context import MentionContext, MentionSpan, mention_context
-from linker.rerank.reranker import Reranker, RerankerError
 from linker.rerank.results import CandidateTyping, LatentTypeSummary, LinkedMention, latent_usage
+
+if TYPE_CHECKING:
+    from linker.rerank.reranker import Reranker, RerankerError
 
 __all__ = [
     "CandidateTyping",
@@ -28,3 +37,11 @@ __all__ = [
     "latent_usage",
     "mention_context",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Reranker", "RerankerError"):
+        from linker.rerank import reranker
+
+        return getattr(reranker, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from linker.retrieval import Candidate
+if TYPE_CHECKING:  # linker.retrieval imports faiss and torch; these results are plain data (issue #45)
+    from linker.retrieval import Candidate
 
 __all__ = ["CandidateTyping", "LatentTypeSummary", "LinkedMention", "RANKED_BY_RETRIEVER", "RANKED_BY_LATTE",
            "latent_usage"]

@@ -1,6 +1,7 @@
 """A Django process that does not link or train stays small (issue #45): ``django.setup()`` (what every
-manage.py command, worker and web process runs first) imports no torch, transformers, faiss, scikit-learn or
-SciPy. The training methods' choices, read while the models load, come from a light table
+manage.py command, worker and web process runs first), loading the URLconf (every view) and ``manage.py check``
+import no torch, transformers, faiss, scikit-learn or SciPy: those are imported where a linker is loaded or
+trained. The training methods' choices, read while the models load, come from a light table
 (:mod:`linker.methods.names`) that is checked here against the recipe's.
 
 Each check runs in a fresh interpreter: this test process has torch loaded already."""
@@ -36,6 +37,18 @@ def _after_setup(code: str) -> str:
 def test_django_setup_imports_no_torch() -> None:
     loaded = _after_setup(f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
     assert loaded == "[]"
+
+
+def test_the_urls_and_the_system_checks_import_no_torch() -> None:
+    loaded = _after_setup(
+        "import webapp.urls\n"
+        "from django.urls import resolve\n"
+        "resolve('/')\n"
+        "from django.core.management import call_command\n"
+        "call_command('check', verbosity=0)\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    assert loaded.splitlines()[-1] == "[]"
 
 
 def test_the_training_run_choices_at_start_up_are_the_recipes() -> None:

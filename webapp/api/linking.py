@@ -15,15 +15,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from linker.linker import Linker
 from linker.rerank import MentionSpan
 from linker.rerank.results import LinkedMention
 from webapp.corpus.detect import matcher_for_index
 from webapp.curation.panel_types import latent_summary
 from webapp.linking.registry import ActiveLinker
 from webapp.vocab.models import Concept
+
+if TYPE_CHECKING:  # heavy (torch, faiss): imported where the work runs, not when Django loads (issue #45)
+    from linker.linker import Linker
 
 __all__ = ["GivenSpan", "link_text"]
 

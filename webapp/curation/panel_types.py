@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from linker.linker import Linker
 from linker.rerank.results import RANKED_BY_LATTE, CandidateTyping, LatentTypeSummary, LinkedMention
+
+if TYPE_CHECKING:  # heavy (torch, faiss): imported where the work runs, not when Django loads (issue #45)
+    from linker.linker import Linker
 
 RANKED_BY_LABELS = {RANKED_BY_LATTE: "LATTE re-ranker"}
 HOMONYM_NOTE = "a name shared by several concepts — the choice is a convention, not a spelling"

@@ -17,7 +17,7 @@ from django.db.models import QuerySet
 
 from linker.data import GoldMention, PubTatorDocument
 from linker.dictionary import NameTable
-from linker.recipe import TrainingInputs, prior_counts
+from linker.methods.base import TrainingInputs, prior_counts
 from linker.text import Preprocessor, TextConfig
 from webapp.artifacts.local import local_base
 from webapp.corpus.models import Document, Link

@@ -26,7 +26,7 @@ from django.db.models import F
 
 from linker.dictionary import NameTable
 from linker.hierarchy.graph import HierarchySource, NoHierarchyError
-from linker.recipe import TrainingInputs
+from linker.methods.base import TrainingInputs
 from linker.text import TextConfig, normalize
 from webapp.artifacts.local import local_base
 from webapp.corpus.models import Link

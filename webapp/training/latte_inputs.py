@@ -21,7 +21,7 @@ from django.db.models import Q
 
 from linker.data import PubTatorDocument
 from linker.dictionary import NameTable
-from linker.recipe import TrainingInputs, prior_counts
+from linker.methods.base import TrainingInputs, prior_counts
 from linker.text import TextConfig
 from webapp.artifacts.local import ensure_local
 from webapp.corpus.models import Document

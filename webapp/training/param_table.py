@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from linker.methods.params import SCOPES_DEFAULT, Param, ParamField, scope_defaults
-from linker.train import resolve_scope
 from webapp.training.methods import get_training_method
 from webapp.training.param_glue import OVER_HIERARCHY_BASE, Names, extra_params
 from webapp.training.params import method_fields
@@ -40,7 +39,11 @@ def run_scope(params: dict[str, Any], device: str) -> str | None:
     scope = str(params.get("train_scope", "auto"))
     if scope != "auto":
         return scope
-    return resolve_scope("auto", device) if device else None
+    if not device:
+        return None
+    from linker.train import resolve_scope  # torch: when a page shows an "auto" run, not when Django loads
+
+    return resolve_scope("auto", device)
 
 
 def _number(value: float) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import transaction
@@ -24,13 +24,7 @@ from django.db.models.functions import Now
 from django.urls import reverse
 from django.utils import timezone
 
-from linker.build import encoding_device
-from linker.config import LinkerConfig
 from linker.data import ConceptRecord, Synonym
-from linker.device import device_label, encode_batch_size
-from linker.encoders.transformer import TransformerEncoder
-from linker.linker import Linker
-from linker.scoring import scoring_for
 from webapp.artifacts.local import ensure_local
 from webapp.artifacts.manifests import publish
 from webapp.audit import actions
@@ -55,6 +49,10 @@ from webapp.training.job_caps import check_index_build_cap
 from webapp.training.models import CANCELLED_BY_ADMIN
 from webapp.training.signals import index_promoted
 from webapp.vocab.models import Concept, Dictionary, DictionaryVersion, Name
+
+if TYPE_CHECKING:  # the index build's (torch, faiss): imported where it runs, not when Django loads (issue #45)
+    from linker.config import LinkerConfig
+    from linker.linker import Linker
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +86,8 @@ def _encoder_and_config(encoder: EncoderModel | None) -> tuple[Any, LinkerConfig
     """The encoder of an EncoderModel: a linker artifact (its encoder, of any kind, and λ) or an encoder folder
     (a Hugging Face one, or any kind :func:`linker.encoders.base.load_encoder` reads by its encoder.json), on the
     CPU."""
+    from linker.config import LinkerConfig
+
     if encoder is None:
         return None, LinkerConfig()
     from linker.encoders.registry import load_encoder
@@ -132,6 +132,8 @@ def _carry_concept_prior(encoder: EncoderModel | None, linker: Linker, say: Prog
     """A linker artifact's trained concept prior, of the concepts this dictionary version has, goes with its λ, dense
     scale and prior weight (:func:`_encoder_and_config` carries those): a prior weight over no prior ranks as 0.0
     would. The build says which weights it scores with, the artifact's or the defaults."""
+    from linker.scoring import scoring_for
+
     scoring = scoring_for(ensure_local(encoder.artifact_path) if encoder is not None else None)
     known = set(linker.table.concepts)
     prior = {cid: value for cid, value in scoring.concept_prior.items() if cid in known}
@@ -217,6 +219,11 @@ def build_index(index: IndexVersion, progress: Progress | None = None, echo: Ech
 
 
 def _build(index: IndexVersion, progress: Progress | None, recorder: IndexProgressRecorder) -> IndexVersion:
+    from linker.build import encoding_device
+    from linker.device import device_label, encode_batch_size
+    from linker.encoders.transformer import TransformerEncoder
+    from linker.linker import Linker
+
     say = progress or (lambda message: None)
     started = time.perf_counter()
     folder = index_folder(index)

@@ -45,8 +45,8 @@ from typing import Any
 
 from linker.data import GoldMention, PubTatorDocument
 from linker.dictionary import NameTable
+from linker.methods.base import TrainingInputs
 from linker.methods.tagger_params import mention_type_filter
-from linker.recipe import TrainingInputs
 from linker.text import TextConfig
 from webapp.artifacts.local import local_base
 from webapp.corpus.models import Collection, Document, Mention

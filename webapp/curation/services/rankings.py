@@ -25,16 +25,19 @@ import weakref
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 
-from linker.linker import Linker
 from linker.rerank import MentionSpan
 from linker.rerank.results import LinkedMention
 from webapp.corpus.models import Mention
 from webapp.corpus.windows import window_at
 from webapp.curation.models import OPEN_STATUSES
 from webapp.linking.registry import ActiveLinker
+
+if TYPE_CHECKING:  # heavy (torch, faiss): imported where the work runs, not when Django loads (issue #45)
+    from linker.linker import Linker
 
 __all__ = ["Linking", "PAYOFF", "PrefetchPayoff", "RANKINGS", "RankingCache", "forget_rankings", "link_mention", "link_now",
            "prefetch_document", "wait_for_prefetch"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from django.db import connection, transaction
 from django.db.models import QuerySet
@@ -27,7 +28,6 @@ from django.utils import timezone
 
 from linker.calibration import mention_confidence, part_features
 from linker.rerank.results import LinkedMention
-from linker.retrieval import Candidate
 from webapp.corpus.models import Collection, Document, Link, Mention
 from webapp.curation.models import OPEN_STATUSES, Decision
 from webapp.curation.services.errors import CurationError
@@ -35,6 +35,9 @@ from webapp.curation.services.rankings import link_mention, link_now, prefetch_d
 from webapp.linking.registry import ActiveLinker, get_active_linker
 from webapp.projects.concept_filter import ConceptFilter, filter_for_document
 from webapp.vocab.models import Concept, DictionaryVersion
+
+if TYPE_CHECKING:  # heavy (torch, faiss): imported where the work runs, not when Django loads (issue #45)
+    from linker.retrieval import Candidate
 
 SUGGESTIONS_K = 10  # suggestions stored per mention part: the panel's list, and enough to know margins
 # Under a project's concept filter the linker is asked for this many times k candidates, so that the panel still
