@@ -177,7 +177,7 @@ def test_a_cut_short_json_file_names_the_document(tmp_path: Path) -> None:
     write_bioc_json(path, 3, gz=True)
     whole = gzip.decompress(path.read_bytes())
     path.write_bytes(gzip.compress(whole[: whole.index(b'"PMC3"') + 20]))
-    with pytest.raises(FormatError, match=r"pmc\.json\.gz: document #3: not JSON \(parse error: premature EOF\); cut short\?"):
+    with pytest.raises(FormatError, match=r"pmc\.json\.gz: document #3, line 4: not BioC JSON \(Unterminated string .*\); cut short\?"):
         import_documents(path, "bioc-json", collection_slug="c")
     cut = tmp_path / "pmc.xml"
     write_bioc_xml(cut, 3)

@@ -24,12 +24,14 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from datetime import date
+from functools import partial
 from pathlib import Path
 
 import bioc
 from bioc import biocjson, biocxml
 from lxml import etree
 
+from linker.textfiles import undecodable_line
 from webapp.core import limits
 from webapp.corpus.formats.bioc_checks import (
     annotations_in,
@@ -46,7 +48,7 @@ from webapp.corpus.formats.records import (
     links_from_ids,
     not_utf8,
 )
-from webapp.corpus.formats.streams import first_byte, json_values, open_binary
+from webapp.corpus.formats.streams import check_storable, diagnose_json, first_byte, json_values, open_binary
 
 ID_INFONS = ("identifier", "Identifier", "MESH", "concept_id", "CUI")
 TYPE_INFONS = ("type", "Type")
@@ -64,7 +66,10 @@ def read_bioc_xml(path: str | Path) -> Iterator[DocumentRecord]:
     index = 0
     try:
         with open_binary(Path(path)) as fh:
-            context = etree.iterparse(fh, events=("end",), tag="document", huge_tree=True, resolve_entities=False,
+            # No DTD loaded, nothing from the network, entities declared in the file itself only: a reference to an
+            # external entity (XXE: file:///etc/passwd) is refused as undefined; and no huge_tree, so libxml2's
+            # limits on depth and entity expansion hold.
+            context = etree.iterparse(fh, events=("end",), tag="document", huge_tree=False, resolve_entities="internal",
                                       no_network=True, load_dtd=False)
             for _, element in context:
                 index += 1
@@ -75,7 +80,8 @@ def read_bioc_xml(path: str | Path) -> Iterator[DocumentRecord]:
                     del parent[0]
             root = context.root
     except etree.XMLSyntaxError as exc:
-        if "UTF-8" in str(exc.msg) or "encoding" in str(exc.msg):
+        undecodable = undecodable_line(path)
+        if "UTF-8" in str(exc.msg) or "encoding" in str(exc.msg) or (undecodable and undecodable[0] <= (exc.lineno or 1)):
             raise not_utf8(path, UnicodeDecodeError("utf-8", b"", 0, 1, str(exc.msg))) from exc
         short = "; cut short?" if any(s in str(exc.msg) for s in ("Premature end", "not properly terminated")) else ""
         raise FormatError(path, f"line {max(exc.lineno or 1, 1)}", f"not well-formed XML ({exc.msg}){short}") from exc
@@ -98,11 +104,24 @@ def _xml_document(path: str | Path, index: int, element: etree._Element) -> Docu
 def read_bioc_json(path: str | Path) -> Iterator[DocumentRecord]:
     """The documents of a BioC JSON collection (plain or gzip), streamed: the ``documents`` array is read a document
     at a time by an incremental JSON parser (ijson), so a file of a million documents is never whole in memory."""
+    diagnose = partial(diagnose_json, path, "not BioC JSON", partial(_check_whole_json, path))
     with open_binary(Path(path)) as fh:
         if first_byte(fh) not in (b"{", b""):
-            raise FormatError(path, "", "not a BioC JSON collection (expected a top-level collection object)")
-        for index, obj in enumerate(json_values(path, fh, "documents.item"), start=1):
+            refusal = FormatError(path, "", "not a BioC JSON collection (expected a top-level collection object)")
+            diagnose(refusal)
+            raise refusal
+        for index, obj in enumerate(json_values(path, fh, "documents.item", diagnose=diagnose), start=1):
             yield _json_document(path, index, obj)
+
+
+def _check_whole_json(path: str | Path, values: list[object]) -> None:
+    """The checks of a BioC JSON file read whole (:func:`diagnose_json`, for a file the streamed reader refused)."""
+    collection = values[0]
+    if not isinstance(collection, dict):
+        raise FormatError(path, "", "not a BioC JSON collection (expected a top-level collection object)")
+    documents = collection.get("documents")
+    for index, obj in enumerate(documents if isinstance(documents, list) else [], start=1):
+        check_storable(path, _json_document(path, index, obj), obj)
 
 
 def _json_document(path: str | Path, index: int, obj: object) -> DocumentRecord:

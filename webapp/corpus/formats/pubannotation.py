@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from webapp.corpus.formats.records import (
     ids_field,
     links_from_ids,
 )
-from webapp.corpus.formats.streams import first_byte, json_values, open_binary
+from webapp.corpus.formats.streams import check_storable, diagnose_json, first_byte, json_values, open_binary
 
 __all__ = ["read_pubannotation", "write_pubannotation", "stream_pubannotation", "to_pubannotation"]
 
@@ -36,11 +37,22 @@ def read_pubannotation(path: str | Path) -> Iterator[DocumentRecord]:
     lines of them, read a document at a time by an incremental JSON parser (ijson)."""
     with open_binary(Path(path)) as fh:
         first = first_byte(fh)
+        diagnose = partial(diagnose_json, path, "not JSON", partial(_check_whole, path), multiple=first != b"[")
         if first not in (b"[", b"{", b""):
-            raise FormatError(path, "", "not JSON (a PubAnnotation file is a JSON array of documents, or documents)")
-        values = json_values(path, fh, "item") if first == b"[" else json_values(path, fh, "", multiple=True)
+            refusal = FormatError(path, "", "not JSON (a PubAnnotation file is a JSON array of documents, or documents)")
+            diagnose(refusal)
+            raise refusal
+        values = (json_values(path, fh, "item", diagnose=diagnose) if first == b"["
+                  else json_values(path, fh, "", multiple=True, diagnose=diagnose))
         for index, doc in enumerate(values, start=1):
             yield _document(path, doc, index)
+
+
+def _check_whole(path: str | Path, values: list[Any]) -> None:
+    """The checks of a file read whole (:func:`diagnose_json`, for a file the streamed reader refused)."""
+    documents = values[0] if len(values) == 1 and isinstance(values[0], list) else values
+    for index, doc in enumerate(documents, start=1):
+        check_storable(path, _document(path, doc, index), doc)
 
 
 def _document(path: str | Path, doc: Any, index: int) -> DocumentRecord:

@@ -9,8 +9,10 @@ read up to it) so that an import cut short continues where it stopped.
 from __future__ import annotations
 
 import gzip
+import json
+import re
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
@@ -18,9 +20,17 @@ from typing import IO, Any, cast
 import ijson
 
 from linker.textfiles import undecodable_line
-from webapp.corpus.formats.records import DocumentRecord, FormatError
+from webapp.corpus.formats.records import (
+    MAX_METADATA_DEPTH,
+    DocumentRecord,
+    FormatError,
+    deep_json_keys,
+    unstorable_character,
+)
 
-__all__ = ["Positioned", "open_binary", "positioned", "count_needles", "json_values", "first_byte", "not_utf8_bytes"]
+__all__ = ["Positioned", "open_binary", "positioned", "count_needles", "json_values", "first_byte", "not_utf8_bytes",
+           "diagnose_json",
+           "check_storable"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
@@ -81,26 +91,94 @@ def first_byte(fh: IO[bytes]) -> bytes:
 MAX_JSON_DEPTH = 256
 
 
-def json_values(path: str | Path, fh: IO[bytes], prefix: str, *, multiple: bool = False) -> Iterator[Any]:
+def json_values(
+    path: str | Path, fh: IO[bytes], prefix: str, *, multiple: bool = False,
+    diagnose: Callable[[FormatError], None] | None = None,
+) -> Iterator[Any]:
     """The JSON values at ``prefix`` (``documents.item``: each of a collection's documents; ``item``: each of a
     top-level array's; ``""``: each top-level value, with ``multiple`` one a line), one at a time, built from the
     parser's events (:func:`ijson.basic_parse`); numbers with a fraction as floats, integers ints. A syntax error or
-    a nesting deeper than :data:`MAX_JSON_DEPTH` is a :class:`FormatError` naming the file and the document."""
+    a nesting deeper than :data:`MAX_JSON_DEPTH` is a :class:`FormatError` naming the file and the document, unless
+    ``diagnose`` (given it first: :func:`diagnose_json`) raises a more precise one."""
     want = [part for part in prefix.split(".") if part]
     read = 0
     try:
-        for value in _select(path, ijson.basic_parse(fh, use_float=True, multiple_values=multiple), want):
+        guarded = _SurrogateGuard(path, fh)
+        for value in _select(path, ijson.basic_parse(guarded, use_float=True, multiple_values=multiple), want):
             read += 1
             yield value
+    except FormatError as exc:  # nested too deeply, a lone surrogate
+        if diagnose:
+            diagnose(exc)
+        raise
     except ijson.JSONError as exc:
         found = undecodable_line(path) if "UTF8" in str(exc) else None
         if found:
-            raise FormatError(path, f"line {found[0]}", f"not UTF-8 text ({found[1]})") from exc
-        message = (str(exc).strip().splitlines() or [type(exc).__name__])[0].removeprefix("b'")
-        short = "; cut short?" if "premature EOF" in message else ""
-        raise FormatError(path, f"document #{read + 1}" if read else "", f"not JSON ({message}){short}") from exc
+            refusal = FormatError(path, f"line {found[0]}", f"not UTF-8 text ({found[1]})")
+        else:
+            message = (str(exc).strip().splitlines() or [type(exc).__name__])[0].removeprefix("b'")
+            short = "; cut short?" if "premature EOF" in message else ""
+            refusal = FormatError(path, f"document #{read + 1}" if read else "", f"not JSON ({message}){short}")
+        if diagnose:
+            diagnose(refusal)
+        raise refusal from exc
+    except UnicodeDecodeError as exc:
+        refusal = not_utf8_bytes(path, f"document #{read + 1}", exc)
+        if diagnose:
+            diagnose(refusal)
+        raise refusal from exc
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise FormatError(path, "", f"the gzip stream is damaged or cut short ({exc})") from exc
+
+
+# A JSON escape of a UTF-16 surrogate; a high one followed by a low one is a character (an emoji), alone it is half
+# of one, which ijson's C parser (yajl) turns into "?" or another character, or fails on.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LOW_ESCAPE = re.compile(rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_PAIR = 12  # bytes of an escaped surrogate pair
+
+
+class _SurrogateGuard:
+    """The file's bytes as the JSON parser reads them, refusing a lone surrogate escape (``"\\ud800"``) by its line
+    before the parser reads it; counting lines on the way. The last bytes of each read are held back for the next,
+    so an escape cut by a read's end is seen whole."""
+
+    def __init__(self, path: str | Path, fh: IO[bytes]) -> None:
+        self.path, self.fh = path, fh
+        self.held = b""  # read, not given yet
+        self.before = b""  # the last bytes given: the backslashes an escape in the next read may follow
+        self.start = 0  # where in ``held`` to scan from (past a pair that the last scan met)
+        self.line = 1  # of the first byte of ``held``
+
+    def read(self, size: int = -1) -> bytes:
+        if size == 0:  # ijson's probe of the type read gives
+            return b""
+        while True:
+            chunk = self.fh.read(size if size and size > 0 else 1 << 16)
+            data = self.held + chunk
+            end = max(len(data) - _PAIR, 0) if chunk else len(data)
+            self._scan(data, end)
+            self.line += data.count(b"\n", 0, end)
+            self.held, given = data[end:], data[:end]
+            self.before = (self.before + given[-32:])[-32:]
+            if given or not chunk:
+                return given
+
+    def _scan(self, data: bytes, end: int) -> None:
+        at = self.start
+        while (found := _SURROGATE_ESCAPE.search(data, at)) and found.start() < end:
+            at = found.end()
+            lead = (self.before if found.start() < 32 else b"") + data[max(found.start() - 32, 0) : found.start()]
+            if (len(lead) - len(lead.rstrip(b"\\"))) % 2:  # the backslash is itself escaped: text, not an escape
+                continue
+            if found.group()[3:4] in b"89abAB" and _LOW_ESCAPE.match(data, at):
+                at += 6
+                continue
+            line = self.line + data.count(b"\n", 0, found.start())
+            escape = found.group().decode("ascii")
+            raise FormatError(self.path, f"line {line}", f"a string holds a lone surrogate ({escape}): half a character, "
+                              "which no UTF-8 text can hold")
+        self.start = max(at - end, 0)  # what was read past stays read past in the bytes held
 
 
 def _select(path: str | Path, events: Iterator[tuple[str, Any]], want: list[str]) -> Iterator[Any]:
@@ -161,3 +239,72 @@ def not_utf8_bytes(path: str | Path, where: str, exc: UnicodeDecodeError) -> For
     if found:
         return FormatError(path, f"line {found[0]}", f"not UTF-8 text ({found[1]})")
     return FormatError(path, where, f"not UTF-8 text ({exc.reason})")
+
+
+# The most a file refused by the streamed JSON reader may hold for :func:`diagnose_json` to read it whole.
+WHOLE_FILE_BYTES = 64 << 20
+_BLANKS = re.compile(r"[ \t\n\r]*")
+
+
+def diagnose_json(
+    path: str | Path, label: str, check: Callable[[list[Any]], None], streamed: FormatError, *, multiple: bool = False
+) -> None:
+    """Say precisely why a file the streamed reader refused as a whole is not what it should be (a syntax error, the
+    wrong top-level value, a nesting too deep, a NaN that ijson refuses and :mod:`json` reads): read it whole, when it
+    is no larger than :data:`WHOLE_FILE_BYTES`, as :func:`json.loads` does (``multiple``: one value after another),
+    and raise the refusal naming the line of the first bytes that are not UTF-8, of the syntax error (``label``:
+    ``not BioC JSON`` ...; after the document ``streamed``, the streamed refusal, named, and whether the file looks
+    cut short) or of the nesting too deep, or what ``check`` (the reader's check of the values) raises naming the
+    document and field. Returns when that finds nothing, or the file is too large: ``streamed`` then stands."""
+    try:
+        with open_binary(path) as fh:
+            data = fh.read(WHOLE_FILE_BYTES + 1)
+    except (OSError, EOFError, zlib.error):
+        return
+    if len(data) > WHOLE_FILE_BYTES:
+        return
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        raise not_utf8_bytes(path, "", exc) from None
+    try:
+        values = _all_values(text) if multiple else [json.loads(text)]
+    except RecursionError:
+        line, keys = deep_json_keys(text) or (0, [])
+        field = f"field {'.'.join(keys)!r}" if keys else "the JSON"
+        raise FormatError(path, f"line {line}" if line else "", f"{field} is nested too deeply (more than {MAX_METADATA_DEPTH} levels)") from None
+    except json.JSONDecodeError as exc:
+        document = streamed.where if streamed.where.startswith("document") else ""
+        short = "; cut short?" if streamed.message.endswith("cut short?") else ""
+        raise FormatError(path, ", ".join(filter(None, (document, f"line {exc.lineno}"))), f"{label} ({exc}){short}") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise FormatError(path, "", f"{label} ({exc})") from None
+    check(values)
+
+
+def _all_values(text: str) -> list[Any]:
+    """The JSON values of ``text`` one after another (JSON lines); an empty text is a syntax error at line 1."""
+    decoder, values = json.JSONDecoder(), []
+    at = _past_blanks(text, 0)
+    while at < len(text) or not values:
+        value, at = decoder.raw_decode(text, at)
+        values.append(value)
+        at = _past_blanks(text, at)
+    return values
+
+
+def _past_blanks(text: str, at: int) -> int:
+    blanks = _BLANKS.match(text, at)
+    return blanks.end() if blanks else at
+
+
+def check_storable(path: str | Path, record: DocumentRecord, raw: Any) -> None:
+    """Refuse, naming the field, a record (read from ``raw``, its JSON) holding what the database cannot store (a
+    lone surrogate, a NUL): what an import refuses record by record, for :func:`diagnose_json`'s checks."""
+    for name, value in (("id", record.external_id), ("title", record.title), ("text", record.text), ("metadata", record.metadata)):
+        bad = unstorable_character(value)
+        if bad:
+            raise FormatError(path, record.where, f"field {name!r} contains {bad}")
+    bad = unstorable_character(raw)
+    if bad:
+        raise FormatError(path, record.where, f"a field contains {bad}")
