@@ -21,7 +21,7 @@ from django.db import transaction
 
 from webapp.core.batching import batched
 from webapp.corpus.models import Collection, Document, Mention
-from webapp.curation.corpus_runs.group import GROUP_DOCUMENTS, StageClock, annotate_group
+from webapp.curation.corpus_runs.group import GROUP_DOCUMENTS, StageClock, allowed_concepts, annotate_group
 from webapp.curation.corpus_runs.scope import RunScope, parse_scope, resolve
 from webapp.curation.models import OPEN_STATUSES
 from webapp.curation.services.detection import TRANSIENT, Detectors, detectors_for, find_spans, write_mentions
@@ -40,7 +40,6 @@ from webapp.jobs import lifecycle
 from webapp.jobs.lease import JobLease
 from webapp.jobs.models import Job
 from webapp.jobs.progress import ProgressRecorder
-from webapp.projects.concept_filter import filter_for_document
 
 logger = logging.getLogger(__name__)
 
@@ -160,7 +159,7 @@ def _link(document_id: int, detectors: Detectors, scope: RunScope, detected: set
         mentions = list(rows.select_for_update(of=("self",)).order_by("pk"))
         if not mentions:
             return 0, 0
-        allows = _allows(scope, document)
+        allows = allowed_concepts(scope, document)
         k = SUGGESTIONS_K if allows is None else SUGGESTIONS_K * FILTER_WIDENING
         queries, linked = link_in_document(active, mentions, document.text, k)
         mine = scope.allows()
@@ -182,14 +181,3 @@ def _link(document_id: int, detectors: Detectors, scope: RunScope, detected: set
 def _finish_document(pk: int, state: str, error: str) -> None:
     Document.objects.filter(pk=pk, detection_state=State.RUNNING).update(
         detection_state=state, detection_error=error.replace("\x00", "\\x00"))
-
-
-def _allows(scope: RunScope, document: Document) -> Any:
-    """The run's concept scope and the covering project's concept filter, both (None: neither restricts)."""
-    project = filter_for_document(document)
-    mine = scope.allows()
-    if project is None:
-        return mine
-    if mine is None:
-        return project.allows_id
-    return lambda concept_id: mine(concept_id) and project.allows_id(concept_id)

@@ -46,7 +46,7 @@ from webapp.curation.services.suggestions import (
 )
 from webapp.projects.concept_filter import filter_for_document
 
-__all__ = ["GROUP_DOCUMENTS", "StageClock", "annotate_group"]
+__all__ = ["GROUP_DOCUMENTS", "StageClock", "allowed_concepts", "annotate_group"]
 
 GROUP_DOCUMENTS = 32  # documents annotated together: 64 tagger windows of an abstract corpus, about 250 mentions
 State = Document.DetectionState
@@ -120,7 +120,7 @@ def _link(claimed: Sequence[int], texts: dict[int, str], detectors: Detectors, s
         if not by_document:
             return 0, 0
         documents = Document.objects.select_related("collection").in_bulk(list(by_document))
-        allows = {pk: _allows(scope, documents[pk]) for pk in by_document}
+        allows = {pk: allowed_concepts(scope, documents[pk]) for pk in by_document}
     with clock("link"):
         linked: dict[int, LinkedMention] = {}
         queries: dict[int, list[str]] = {}
@@ -166,7 +166,7 @@ def _rank(linker: Any, documents: list[tuple[int, list[Mention], str]], k: int,
             linked[m.pk], queries[m.pk] = one, list(q)
 
 
-def _allows(scope: RunScope, document: Document) -> Callable[[str], bool] | None:
+def allowed_concepts(scope: RunScope, document: Document) -> Callable[[str], bool] | None:
     """The run's concept scope and the covering project's concept filter, both (None: neither restricts)."""
     project = filter_for_document(document)
     mine = scope.allows()
