@@ -24,6 +24,11 @@ EXEMPT = {
         "a subquery of link origins that narrows the viewset's queryset, which the rule already scoped",
     "webapp/api/filters.py MentionFilter.filter_concept":
         "a subquery of linked concepts that narrows the viewset's queryset, which the rule already scoped",
+    "webapp/api/filters.py DocumentFilter.filter_model_version":
+        "a subquery of the mentions and links a model version wrote that narrows the viewset's queryset, which the rule "
+        "already scoped",
+    "webapp/api/filters.py DocumentFilter.filter_mention_status":
+        "a subquery of mention statuses that narrows the viewset's queryset, which the rule already scoped",
     "webapp/api/scope.py ProjectScopeFilter.filter_queryset":
         "narrows what the rule kept further, to a project-scoped token's project",
     "webapp/people/views.py users": "the projects it lists are those the user manages (or all, for an admin)",

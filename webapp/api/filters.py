@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import django_filters
@@ -49,8 +49,9 @@ class _DateTimeField(forms.DateTimeField):
             shown = text if len(text) <= 40 else text[:40] + "..."
             raise forms.ValidationError(f"must be a date and time with its offset, e.g. 2026-01-31T09:00:00Z (found {shown!r})")
         try:
-            return datetime.fromisoformat(text.upper())
-        except ValueError as exc:
+            # In UTC: PostgreSQL refuses offsets past 15:59 that RFC 3339's form allows (+17:53).
+            return datetime.fromisoformat(text.upper()).astimezone(UTC)
+        except (ValueError, OverflowError) as exc:
             raise forms.ValidationError(f"not a date and time ({exc})") from None
 
 
