@@ -144,7 +144,7 @@ def _link(claimed: Sequence[int], texts: dict[int, str], detectors: Detectors, s
         # Locked now, and stored only where still as linked: a curator's decision meanwhile is not overwritten.
         current = {m.pk: m for m in Mention.objects.filter(pk__in=[m.pk for m in kept] + list(dropped),
                                                              status__in=OPEN_STATUSES)
-                   .select_for_update(of=("self",))}
+                   .order_by("pk").select_for_update(of=("self",))}  # in id order: two workers never deadlock
         seen = {m.pk: (m.start, m.end, m.text) for ms in by_document.values() for m in ms}
         unchanged = {pk for pk, m in current.items() if (m.start, m.end, m.text) == seen[pk]}
         Mention.objects.filter(pk__in=dropped & unchanged).delete()
